@@ -1,0 +1,3 @@
+from attn_lint.linter.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""The analyser's core: discovery, per-file summaries, the tree index, resolution and the engine."""

@@ -1,0 +1,101 @@
+"""On-disk cache of per-file summaries, keyed by content hash and tool version.
+
+Layout under the cache folder:
+    summaries/<2 hex>/<hash>.pickle   one summary (or the file's error) per distinct content
+    stat-<key>.pickle                 path -> (mtime_ns, size, hash): skip re-reading unchanged files
+    result-<key>.pickle               the whole run's result for one exact set of file hashes
+Writes go to a temporary file first and are renamed into place, so a crash or a parallel run
+never leaves a half-written entry; unreadable entries count as misses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import sys
+import tempfile
+
+from .. import __version__
+from .summary import SUMMARY_VERSION
+
+def _code_digest(only: str | None = None) -> str:
+    """A digest of the analyser's own code: an edited rule must never be answered from the cache."""
+    h = hashlib.blake2b(digest_size=8)
+    here = os.path.dirname(os.path.abspath(__file__))
+    for folder in (here, os.path.join(os.path.dirname(here), "rules")):
+        try:
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".py") and (only is None or n == only))
+        except OSError:
+            continue
+        for name in names:
+            try:
+                with open(os.path.join(folder, name), "rb") as fh:
+                    h.update(fh.read())
+            except OSError:
+                pass
+    return h.hexdigest()
+
+
+TOOL_KEY = (f"{__version__}-s{SUMMARY_VERSION}-py{sys.version_info[0]}{sys.version_info[1]}-"
+            f"{_code_digest()}")
+# Summaries depend only on the per-file pass, so rule edits keep them.
+SUMMARY_KEY = f"{__version__}-s{SUMMARY_VERSION}-py{sys.version_info[0]}{sys.version_info[1]}-" \
+              f"{_code_digest('summary.py')}"
+
+
+def default_cache_dir() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "attn-lint")
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data + SUMMARY_KEY.encode(), digest_size=20).hexdigest()
+
+
+class Cache:
+    def __init__(self, directory: str | None):
+        self.dir = directory
+        self.enabled = directory is not None
+        if self.enabled:
+            try:
+                os.makedirs(os.path.join(directory, "summaries"), exist_ok=True)
+            except OSError:
+                self.enabled = False  # a read-only home must not stop the run
+
+    def _summary_path(self, digest: str) -> str:
+        return os.path.join(self.dir, "summaries", digest[:2], digest + ".pickle")
+
+    def get_summary(self, digest: str):
+        if not self.enabled:
+            return None
+        return self._load(self._summary_path(digest))
+
+    def put_summary(self, digest: str, value) -> None:
+        if self.enabled:
+            self._store(self._summary_path(digest), value)
+
+    def load(self, name: str):
+        return self._load(os.path.join(self.dir, name)) if self.enabled else None
+
+    def store(self, name: str, value) -> None:
+        if self.enabled:
+            self._store(os.path.join(self.dir, name), value)
+
+    @staticmethod
+    def _load(path: str):
+        try:
+            with open(path, "rb") as fh:
+                return pickle.load(fh)
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
+            return None
+
+    def _store(self, path: str, value) -> None:
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a full disk degrades to no cache, never to a failed run

@@ -1,0 +1,118 @@
+"""What rules see: the tree index, the resolver, the family model, and the use sites by member."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .families import FamilyModel
+from .findings import Evidence
+from .index import TreeIndex
+from .resolve import NOTHING, Resolution, Resolver, Scope
+from .summary import CallSite, FunctionInfo, Probe
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """Where a probe or call sits: module, enclosing class (qualified) and function."""
+
+    module: str
+    cls: str | None
+    fn: FunctionInfo
+    path: str
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.module, self.cls, self.fn)
+
+    @property
+    def where(self) -> str:
+        if self.fn.name == "<module>":
+            return "module level"
+        owner = self.cls.rsplit(".", 1)[-1] + "." if self.cls else ""
+        return f"{owner}{self.fn.name}"
+
+
+@dataclass
+class Context:
+    index: TreeIndex
+    resolver: Resolver
+    model: FamilyModel
+    probes: dict[str, list[tuple[Site, Probe]]] = field(default_factory=dict)
+    member_calls: dict[str, list[tuple[Site, CallSite, tuple]]] = field(default_factory=dict)
+    fallback: object | None = None  # an AstroidBridge, asked only where the index has no answer
+    _memo: dict = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, index: TreeIndex, fallback=None) -> "Context":
+        resolver = Resolver(index)
+        ctx = cls(index, resolver, FamilyModel(index, resolver), fallback=fallback)
+        for mod in index.modules.values():
+            summary = mod.summary
+            path = mod.file.display
+            scopes = [(None, summary.toplevel)] + [(None, f) for f in summary.functions.values()]
+            for cname, cinfo in summary.classes.items():
+                scopes.extend((f"{mod.name}.{cname}", f) for f in cinfo.methods.values())
+            for cqual, fn in scopes:
+                site = None
+                for probe in fn.probes:
+                    site = site or Site(mod.name, cqual, fn, path)
+                    ctx.probes.setdefault(probe.member, []).append((site, probe))
+                for call in fn.calls:
+                    target = member_target(fn, call.func)
+                    if target is not None:
+                        site = site or Site(mod.name, cqual, fn, path)
+                        ctx.member_calls.setdefault(target[1], []).append((site, call, target))
+        return ctx
+
+    def receiver_types(self, site: Site, ref: tuple | None, line: int = 0, col: int = 0,
+                       kind: str = "") -> Resolution:
+        """Types of a receiver; falls back to astroid (bounded) when the index has no answer."""
+        key = (id(site.fn), ref, line, col)
+        if key in self._memo:
+            return self._memo[key]
+        res = self.resolver.resolve(ref, site.scope) if ref is not None else NOTHING
+        if not res.instances() and self.fallback is not None and line and _has_call(ref):
+            res = self.fallback.infer(site, line, col, kind) or res
+        self._memo[key] = res
+        return res
+
+    def can_be(self, res: Resolution, qual: str) -> str | None:
+        """The static type in `res` that admits an instance of `qual`, if any."""
+        mro = self.index.mro(qual)
+        for t in sorted(res.instances()):
+            if t in mro:
+                return t
+        return None
+
+    def location(self, site: Site, line: int) -> Evidence:
+        return Evidence(site.path, line, site.where)
+
+
+def member_target(fn: FunctionInfo, func: tuple) -> tuple | None:
+    """(receiver ref, member, how) for calls that reach a member through an object.
+
+    `recv.m(...)` -> (recv, "m", "call"); `getattr(recv, "m", None)(...)` and a local bound by
+    `fn = getattr(recv, "m", ...)` then `fn(...)` -> (recv, "m", "getattr").
+    """
+    kind = func[0]
+    if kind == "attr":
+        return (func[1], func[2], "call")
+    if kind == "getattr":
+        return (func[1], func[2], "getattr")
+    if kind == "name":
+        for value in fn.locals.get(func[1], ()):
+            if value and value[0] == "getattr":
+                return (value[1], value[2], "getattr")
+    return None
+
+
+def _has_call(ref) -> bool:
+    """Receivers built from a call (a function's or method's return value) are where the index is
+    weakest and astroid's inference earns its cost; plain names and attributes are not sent."""
+    while isinstance(ref, tuple) and ref:
+        if ref[0] == "call":
+            return True
+        if ref[0] not in ("attr", "sub", "getattr", "iter"):
+            return False
+        ref = ref[1]
+    return False

@@ -1,0 +1,125 @@
+"""Which files to read, under which module names, and how to show their paths."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass
+
+from .findings import FileError
+
+SKIP_DIRS = {"__pycache__", ".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", ".mypy_cache",
+             ".pytest_cache", ".ruff_cache", "node_modules", "build", "dist", ".eggs"}
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    path: str  # absolute, as found (symlinks not resolved, so users see their own paths)
+    display: str  # relative to the command-line argument it was found under
+    module: str  # dotted module name
+
+
+def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> tuple[list[SourceFile], list[FileError]]:
+    files: list[SourceFile] = []
+    errors: list[FileError] = []
+    seen: set[str] = set()
+    roots_cache: dict[str, str] = {}
+    for arg in paths:
+        if not os.path.lexists(arg):
+            errors.append(FileError(arg, "unreadable", "no such file or directory"))
+            continue
+        if os.path.isfile(arg):
+            _add(files, seen, roots_cache, os.path.abspath(arg), os.path.normpath(arg).replace(os.sep, "/"),
+                 errors)
+            continue
+        top = os.path.abspath(arg)
+        visited_dirs: set[tuple[int, int]] = set()
+        for dirpath, dirnames, filenames in os.walk(top, followlinks=True, onerror=lambda e: errors.append(
+                FileError(_display(e.filename or arg, top), "unreadable", e.strerror or str(e)))):
+            try:
+                st = os.stat(dirpath)
+            except OSError as exc:
+                errors.append(FileError(_display(dirpath, top), "unreadable", exc.strerror or str(exc)))
+                dirnames[:] = []
+                continue
+            key = (st.st_dev, st.st_ino)
+            if key in visited_dirs:
+                errors.append(FileError(_display(dirpath, top), "symlink-loop",
+                                        "directory already visited through another path (symlink loop); skipped"))
+                dirnames[:] = []
+                continue
+            visited_dirs.add(key)
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith(".")
+                                 and not _excluded(_display(os.path.join(dirpath, d), top), d, exclude))
+            for name in sorted(filenames):
+                if not name.endswith((".py", ".pyi")):
+                    continue
+                full = os.path.join(dirpath, name)
+                disp = _display(full, top)
+                if _excluded(disp, name, exclude):
+                    continue
+                _add(files, seen, roots_cache, full, disp, errors)
+    return files, errors
+
+
+def _display(full: str, top: str) -> str:
+    rel = os.path.relpath(full, top)
+    return rel.replace(os.sep, "/")
+
+
+def _excluded(display: str, name: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatch(display, p) or fnmatch.fnmatch(name, p) or fnmatch.fnmatch(display, p + "/*")
+               for p in patterns)
+
+
+def _add(files, seen, roots_cache, full, display, errors) -> None:
+    if os.path.islink(full) and not os.path.exists(full):
+        errors.append(FileError(display, "unreadable", "broken symbolic link"))
+        return
+    real = os.path.realpath(full)
+    if real in seen:
+        return
+    seen.add(real)
+    if full.endswith(".pyi") and os.path.exists(full[:-1]):
+        return  # the implementation is what runs; stubs only where no source exists
+    files.append(SourceFile(full, display, module_name(full, roots_cache)))
+
+
+def module_name(path: str, roots_cache: dict[str, str] | None = None) -> str:
+    """The module name Python would give the file.
+
+    Walks up through packages as mypy does. Namespace packages (folders without __init__.py, as
+    in sglang/srt) are crossed when a regular package lies above them, so that
+    `sglang/srt/layers/x.py` is `sglang.srt.layers.x`, matching the tree's own imports.
+    """
+    cache = roots_cache if roots_cache is not None else {}
+    directory, filename = os.path.split(path)
+    stem = filename.rsplit(".", 1)[0]
+    root = _import_root(directory, cache)
+    rel = os.path.relpath(directory, root)
+    parts = [] if rel == "." else rel.split(os.sep)
+    if stem != "__init__":
+        parts.append(stem)
+    return ".".join(parts) or stem
+
+
+def _import_root(directory: str, cache: dict[str, str]) -> str:
+    if directory in cache:
+        return cache[directory]
+    chain = []
+    current = directory
+    highest_package = None
+    for _ in range(32):
+        name = os.path.basename(current)
+        if not name.isidentifier():
+            break
+        chain.append(current)
+        if os.path.isfile(os.path.join(current, "__init__.py")):
+            highest_package = current
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    root = os.path.dirname(highest_package) if highest_package else directory
+    cache[directory] = root
+    return root

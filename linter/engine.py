@@ -1,0 +1,212 @@
+"""The pipeline: discover -> summaries (cached, parallel) -> index -> rules -> sorted findings."""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import multiprocessing
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+from .astroid_bridge import AstroidBridge
+from .cache import TOOL_KEY, Cache, content_hash, default_cache_dir
+from .context import Context
+from .discover import SourceFile, discover
+from .findings import FileError, Finding
+from .index import Module, TreeIndex
+from .summary import ModuleSummary, summarise_source
+
+MAX_FILE_BYTES = 8 * 1024 * 1024
+PARALLEL_THRESHOLD = 48  # below this many files to parse, worker start-up costs more than it saves
+
+
+@dataclass
+class Settings:
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    jobs: int = 0  # 0: one worker per core
+    cache_dir: str | None = field(default_factory=default_cache_dir)  # None: no cache
+    astroid: bool = True
+    astroid_budget: float = 10.0
+    max_file_bytes: int = MAX_FILE_BYTES
+
+    def rules(self):
+        from ..rules import ALL_RULES
+        chosen = []
+        for rule in ALL_RULES:
+            if self.select and not any(rule.code.startswith(s) for s in self.select):
+                continue
+            if any(rule.code.startswith(i) for i in self.ignore):
+                continue
+            chosen.append(rule)
+        return chosen
+
+    def key(self) -> str:
+        return repr((sorted(r.code for r in self.rules()), self.astroid, self.max_file_bytes))
+
+
+@dataclass
+class Result:
+    findings: list[Finding]
+    errors: list[FileError]
+    stats: dict
+    files: list[SourceFile] = field(default_factory=list)
+    context: Context | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    digest: str
+    summary: ModuleSummary | None
+    error: tuple[str, str, int] | None  # (kind, message, line)
+
+
+def _parse_bytes(data: bytes, path: str, max_bytes: int) -> _Parsed:
+    digest = content_hash(data)
+    if len(data) > max_bytes:
+        return _Parsed(digest, None, ("too-large", f"{len(data) / 1e6:.1f} MB is over the "
+                                                   f"{max_bytes / 1e6:.0f} MB limit; skipped", 0))
+    if b"\0" in data:
+        return _Parsed(digest, None, ("binary", "contains NUL bytes: not Python source", 0))
+    try:
+        return _Parsed(digest, summarise_source(data, path), None)
+    except SyntaxError as exc:
+        msg = exc.msg or str(exc)
+        kind = "decode-error" if ("codec can't decode" in msg or "unicode error" in msg) else "syntax-error"
+        return _Parsed(digest, None, (kind, msg, exc.lineno or 0))
+    except (ValueError, UnicodeDecodeError) as exc:
+        return _Parsed(digest, None, ("decode-error", str(exc), 0))
+    except RecursionError:
+        return _Parsed(digest, None, ("too-complex", "nesting too deep to analyse", 0))
+
+
+def _worker(args: tuple[str, int, str | None]) -> tuple[str, _Parsed | None, str | None]:
+    path, max_bytes, cache_dir = args
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError as exc:
+        return path, None, exc.strerror or str(exc)
+    parsed = _parse_bytes(data, path, max_bytes)
+    if cache_dir:
+        Cache(cache_dir).put_summary(parsed.digest, parsed)
+    return path, parsed, None
+
+
+def _init_worker() -> None:
+    gc.disable()  # summaries are acyclic; the collector only costs time here
+
+
+def analyse(paths: list[str], settings: Settings | None = None, keep_context: bool = False) -> Result:
+    settings = settings or Settings()
+    start = time.perf_counter()
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _analyse(paths, settings, start, keep_context)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _analyse(paths: list[str], settings: Settings, start: float, keep_context: bool) -> Result:
+    files, errors = discover(paths, settings.exclude)
+    cache = Cache(settings.cache_dir)
+    stat_key = "stat-" + hashlib.blake2b(repr(sorted(os.path.abspath(p) for p in paths)).encode(),
+                                         digest_size=8).hexdigest() + ".pickle"
+    old_stats: dict = cache.load(stat_key) or {}
+    new_stats: dict = {}
+
+    parsed: dict[str, _Parsed] = {}
+    todo: list[str] = []
+    for f in files:
+        try:
+            st = os.stat(f.path)
+        except OSError as exc:
+            errors.append(FileError(f.display, "unreadable", exc.strerror or str(exc)))
+            continue
+        sig = (st.st_mtime_ns, st.st_size)
+        old = old_stats.get(f.path)
+        if old and old[0] == sig:
+            hit = cache.get_summary(old[1])
+            if isinstance(hit, _Parsed):
+                parsed[f.path] = hit
+                new_stats[f.path] = old
+                continue
+        todo.append(f.path)
+
+    n_cached = len(parsed)
+    read_failures: dict[str, str] = {}
+    jobs = settings.jobs or os.cpu_count() or 1
+    tasks = [(p, settings.max_file_bytes, cache.dir if cache.enabled else None) for p in todo]
+    if jobs > 1 and len(todo) >= PARALLEL_THRESHOLD:
+        ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker) as pool:
+            results = list(pool.map(_worker, tasks, chunksize=max(1, len(tasks) // (jobs * 8))))
+    else:
+        results = [_worker(t) for t in tasks]
+    for path, result, failure in results:
+        if failure is not None:
+            read_failures[path] = failure
+        else:
+            parsed[path] = result
+            try:
+                st = os.stat(path)
+                new_stats[path] = ((st.st_mtime_ns, st.st_size), result.digest)
+            except OSError:
+                pass
+    cache.store(stat_key, new_stats)
+
+    modules: list[Module] = []
+    n_lines = 0
+    for f in files:
+        if f.path in read_failures:
+            errors.append(FileError(f.display, "unreadable", read_failures[f.path]))
+            continue
+        p = parsed.get(f.path)
+        if p is None:
+            continue
+        if p.error is not None:
+            kind, message, line = p.error
+            errors.append(FileError(f.display, kind, message, line))
+            continue
+        n_lines += p.summary.lines
+        modules.append(Module(f.module, f, p.summary))
+
+    rules = settings.rules()
+    run_key = "result-" + hashlib.blake2b(
+        repr((TOOL_KEY, settings.key(), [(f.display, f.module, parsed[f.path].digest)
+                                         for f in files if f.path in parsed])).encode(),
+        digest_size=16).hexdigest() + ".pickle"
+    cached = None if keep_context else cache.load(run_key)
+    stats = {"files": len(files), "lines": n_lines, "parsed": len(todo), "cached": n_cached,
+             "errors": len(errors)}
+    if isinstance(cached, tuple) and len(cached) == 2:
+        findings, rule_stats = cached
+        stats.update(rule_stats)
+        stats["reused_result"] = True
+        context = None
+    else:
+        index = TreeIndex(modules)
+        bridge = AstroidBridge(index, budget=settings.astroid_budget) if settings.astroid else None
+        context = Context.build(index, fallback=bridge)
+        findings = []
+        for rule in rules:
+            findings.extend(rule.check(context))
+        findings.sort(key=lambda f: f.sort_key)
+        rule_stats = {
+            "classes": len(index.classes), "families": len({r for roots in context.model.family_members.values()
+                                                             for r in roots}),
+            "wrappers": len(context.model.wrappers),
+            "astroid_queries": bridge.calls if bridge else 0,
+            "astroid_answers": bridge.answers if bridge else 0,
+        }
+        stats.update(rule_stats)
+        cache.store(run_key, (findings, rule_stats))
+    errors.sort(key=lambda e: (e.path, e.line))
+    stats["by_rule"] = {r.code: sum(1 for f in findings if f.code == r.code) for r in rules}
+    stats["seconds"] = round(time.perf_counter() - start, 3)
+    return Result(findings, errors, stats, files, context if keep_context else None)

@@ -1,0 +1,185 @@
+"""Class families, wrappers and their delegates, found from the code alone.
+
+A family is an in-tree root class with its descendants. A wrapper is a family member that holds
+one or more instances of its own family (directly or in a list) in attributes, and forwards to
+them: it calls, probes or `getattr`s members on those attributes. Nothing here knows a name from
+any particular serving engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from .findings import Evidence
+from .index import TreeIndex
+from .resolve import Resolver, describe_type
+from .summary import FunctionInfo
+
+
+@dataclass(slots=True)
+class Delegate:
+    attr: str
+    types: frozenset[str]  # static classes the attribute holds (element classes for sequences)
+    sequence: bool
+    evidence: tuple[Evidence, ...]
+
+
+@dataclass(slots=True)
+class Wrapper:
+    qual: str
+    delegates: list[Delegate]
+    forwards: list[Evidence] = field(default_factory=list)
+
+    def delegate_types(self) -> set[str]:
+        out: set[str] = set()
+        for d in self.delegates:
+            out |= d.types
+        return out
+
+
+class FamilyModel:
+    def __init__(self, index: TreeIndex, resolver: Resolver):
+        self.index = index
+        self.resolver = resolver
+
+    @cached_property
+    def family_members(self) -> dict[str, frozenset[str]]:
+        """Class -> the roots of the families it belongs to (only families of two or more classes)."""
+        out: dict[str, frozenset[str]] = {}
+        for qual in self.index.classes:
+            roots = frozenset(r for r in self.index.roots(qual) if self.index.subclasses.get(r))
+            if roots:
+                out[qual] = roots
+        return out
+
+    def same_family(self, a: str, b: str) -> bool:
+        ra, rb = self.family_members.get(a), self.family_members.get(b)
+        return bool(ra and rb and ra & rb)
+
+    def is_polymorphic(self, qual: str) -> bool:
+        return bool(self.index.subclasses.get(qual))
+
+    def implementations(self, types: set[str] | frozenset[str], exclude: str | None = None,
+                        leaves_only: bool = True) -> list[str]:
+        """Every class an attribute of these static types can hold: each type and its descendants.
+
+        With `leaves_only`, other wrappers are left out: a delegate is taken to be an
+        implementation, not another wrapper (wrappers are assumed not to nest), so the wrapper
+        structure itself (`full_attn_backend`, `primary`) is never mistaken for a hook.
+        """
+        out: set[str] = set()
+        for t in types:
+            out.add(t)
+            out |= self.index.descendants(t)
+        out.discard(exclude)
+        if leaves_only:
+            out -= set(self.wrappers)
+        return sorted(out)
+
+    def wrapper_ancestors(self, qual: str) -> list[str]:
+        return [c for c in self.index.mro(qual)[1:] if c in self.wrappers]
+
+    def is_wrapper_internal(self, site_cls: str | None, fn: FunctionInfo, ref: tuple | None) -> bool:
+        """A wrapper's own code reading its delegates (not itself): never a probe of a wrapper."""
+        if site_cls is None or site_cls not in self.wrappers or not fn.params:
+            return False
+        self_name = fn.params[0].name
+        return _root_name(ref) != self_name or mentions_self_attr(
+            ref, fn, self_name, {d.attr for d in self.wrappers[site_cls].delegates}) is not None
+
+    @cached_property
+    def wrappers(self) -> dict[str, Wrapper]:
+        out: dict[str, Wrapper] = {}
+        for qual in self.family_members:
+            w = self._wrapper(qual)
+            if w is not None:
+                out[qual] = w
+        return out
+
+    def _wrapper(self, qual: str) -> Wrapper | None:
+        entry = self.index.classes[qual]
+        attrs: set[str] = set()
+        for c in self.index.mro(qual):  # a subclass of a wrapper holds the same delegates
+            for fn in self.index.classes[c].info.methods.values():
+                attrs.update(fn.self_attrs)
+        delegates: list[Delegate] = []
+        for attr in sorted(attrs):
+            res = self.resolver.attribute_of(qual, attr)
+            members = {t for t in res.types if isinstance(t, str) and self.same_family(t, qual)}
+            seq = {t[1] for t in res.types if isinstance(t, tuple) and t[0] == "seq"
+                   and self.same_family(t[1], qual)}
+            if members or seq:
+                shown = ", ".join(sorted(describe_type(t) for t in res.types))
+                note = f"`self.{attr}` holds {shown}"
+                delegates.append(Delegate(attr, frozenset(members | seq), bool(seq) and not members,
+                                          res.steps + (Evidence(entry.file.display, entry.info.line, note),)))
+        if not delegates:
+            return None
+        names = {d.attr for d in delegates}
+        forwards: list[Evidence] = []
+        for c in self.index.mro(qual):
+            forwards.extend(self._forwarding_sites(self.index.classes[c], names))
+        if not forwards:
+            return None
+        return Wrapper(qual, delegates, forwards)
+
+    def _forwarding_sites(self, entry, delegate_attrs: set[str]) -> list[Evidence]:
+        out: list[Evidence] = []
+        for fn in entry.info.methods.values():
+            self_name = fn.params[0].name if fn.params else None
+            if self_name is None:
+                continue
+            for call in fn.calls:
+                func = call.func
+                recv = func[1] if func[0] in ("attr", "getattr") else _local_getattr_recv(fn, func)
+                attr = mentions_self_attr(recv, fn, self_name, delegate_attrs)
+                if attr:
+                    member = func[2] if func[0] in ("attr", "getattr") else "?"
+                    out.append(Evidence(entry.file.display, call.line,
+                                        f"`{entry.info.name}.{fn.name}` forwards `{member}` to `self.{attr}`"))
+            for probe in fn.probes:
+                attr = mentions_self_attr(probe.receiver, fn, self_name, delegate_attrs)
+                if attr:
+                    out.append(Evidence(entry.file.display, probe.line,
+                                        f"`{entry.info.name}.{fn.name}` probes `{probe.member}` on `self.{attr}`"))
+        return out
+
+
+def _root_name(ref: tuple | None) -> str | None:
+    while ref is not None and ref[0] in ("attr", "call", "sub", "getattr", "iter"):
+        ref = ref[1]
+    return ref[1] if ref is not None and ref[0] == "name" else None
+
+
+def _local_getattr_recv(fn: FunctionInfo, func: tuple) -> tuple | None:
+    if func[0] != "name":
+        return None
+    for value in fn.locals.get(func[1], ()):
+        if value and value[0] == "getattr":
+            return value[1]
+    return None
+
+
+def mentions_self_attr(ref: tuple | None, fn: FunctionInfo, self_name: str, attrs: set[str],
+                       depth: int = 0) -> str | None:
+    """Which `self.<attr>` (of `attrs`) an expression is read from, through locals, loops, indexing."""
+    if ref is None or depth > 6:
+        return None
+    kind = ref[0]
+    if kind == "attr" and ref[1] == ("name", self_name) and ref[2] in attrs:
+        return ref[2]
+    if kind in ("iter", "sub", "getattr", "attr"):
+        return mentions_self_attr(ref[1], fn, self_name, attrs, depth + 1) if kind != "attr" else None
+    if kind == "name" and ref[1] in fn.locals:
+        for value in fn.locals[ref[1]]:
+            hit = mentions_self_attr(value, fn, self_name, attrs, depth + 1)
+            if hit:
+                return hit
+    if kind in ("seq", "union"):
+        for item in ref[1]:
+            hit = mentions_self_attr(item, fn, self_name, attrs, depth + 1)
+            if hit:
+                return hit
+    return None
+

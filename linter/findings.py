@@ -1,0 +1,56 @@
+"""What the engine reports: small frozen records that every formatter renders the same way."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One link in the chain that makes a finding true."""
+
+    path: str
+    line: int
+    note: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    name: str
+    severity: str
+    path: str
+    line: int
+    column: int
+    message: str
+    class_name: str  # the class where the fix belongs (qualified name)
+    member: str  # the hook or the called method
+    targets: tuple[str, ...] = ()
+    evidence: tuple[Evidence, ...] = ()
+    # Extra machine-readable facts a rule wants to pass on (for example, to runtime_check).
+    details: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+
+    @property
+    def sort_key(self) -> tuple:
+        return (self.path, self.line, self.column, self.code, self.member)
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["class"] = data.pop("class_name")
+        data["targets"] = list(self.targets)
+        data["evidence"] = [asdict(e) for e in self.evidence]
+        data["details"] = dict(self.details)
+        return data
+
+
+@dataclass(frozen=True)
+class FileError:
+    """A per-file problem (bad input); the run goes on without that file."""
+
+    path: str
+    kind: str  # syntax-error, decode-error, unreadable, too-large, symlink-loop, internal-error
+    message: str
+    line: int = 0
+
+    def to_json(self) -> dict:
+        return asdict(self)

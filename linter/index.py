@@ -1,0 +1,295 @@
+"""The whole-tree model: modules, names, classes with their MRO, and class families."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from .discover import SourceFile
+from .summary import ClassInfo, FunctionInfo, ModuleSummary
+
+# Bases that add no members a hook could come from; anything else outside the tree is opaque.
+INERT_EXTERNAL_BASES = {
+    "object", "ABC", "abc.ABC", "Generic", "typing.Generic", "Protocol", "typing.Protocol",
+    "ABCMeta", "abc.ABCMeta", "NamedTuple", "typing.NamedTuple",
+}
+
+
+@dataclass(slots=True)
+class Module:
+    name: str
+    file: SourceFile
+    summary: ModuleSummary
+
+
+@dataclass(slots=True)
+class ClassEntry:
+    qual: str
+    module: str
+    info: ClassInfo
+    file: SourceFile
+
+    @property
+    def short(self) -> str:
+        return self.info.name
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    kind: str  # class | function | module | global
+    qual: str  # dotted qualified name (for globals: module + "." + name)
+
+
+class TreeIndex:
+    def __init__(self, modules: list[Module]):
+        self.modules: dict[str, Module] = {}
+        for m in modules:
+            # Two files claiming one module (a stub and its source, two roots): keep the first.
+            self.modules.setdefault(m.name, m)
+        self.classes: dict[str, ClassEntry] = {}
+        for m in self.modules.values():
+            for cname, info in m.summary.classes.items():
+                self.classes[f"{m.name}.{cname}"] = ClassEntry(f"{m.name}.{cname}", m.name, info, m.file)
+        self._suffixes: dict[str, str | None] | None = None
+        self._name_memo: dict[tuple[str, str], Symbol | None] = {}
+        self._bases_memo: dict[str, tuple[list[str], list[str]]] = {}
+        self._mro_memo: dict[str, list[str]] = {}
+        self._members_memo: dict[str, tuple[dict, dict]] = {}
+
+    # --- modules and names ------------------------------------------------------------------
+    def find_module(self, name: str) -> str | None:
+        if name in self.modules:
+            return name
+        # Trees are often analysed from inside a package or through namespace folders; accept a
+        # unique module whose name is a suffix of the requested one (at least two components).
+        if self._suffixes is None:
+            self._suffixes = {}
+            for mod in self.modules:
+                parts = mod.split(".")
+                for i in range(1, len(parts) - 1):
+                    key = ".".join(parts[i:])
+                    self._suffixes[key] = None if key in self._suffixes else mod
+        parts = name.split(".")
+        for i in range(1, len(parts) - 1):
+            hit = self._suffixes.get(".".join(parts[i:]))
+            if hit:
+                return hit
+        return None
+
+    def _absolute(self, module: str, target: str, level: int) -> str:
+        if level == 0:
+            return target
+        mod = self.modules.get(module)
+        is_package = mod is not None and mod.file.path.endswith("__init__.py")
+        parts = module.split(".")
+        drop = level - 1 if is_package else level
+        base = parts[: len(parts) - drop] if drop else parts
+        return ".".join(base + ([target] if target else []))
+
+    def resolve_name(self, module: str, dotted: str, _depth: int = 0) -> Symbol | None:
+        """What `dotted` names when written in `module` (classes, functions, modules, globals)."""
+        key = (module, dotted)
+        if key in self._name_memo:
+            return self._name_memo[key]
+        self._name_memo[key] = None  # cycle guard
+        result = self._resolve_name(module, dotted, _depth)
+        self._name_memo[key] = result
+        return result
+
+    def _resolve_name(self, module: str, dotted: str, depth: int) -> Symbol | None:
+        if depth > 12:
+            return None
+        mod = self.modules.get(module)
+        if mod is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        summary = mod.summary
+        sym: Symbol | None = None
+        if head in summary.classes:
+            sym = Symbol("class", f"{module}.{head}")
+        elif head in summary.functions:
+            sym = Symbol("function", f"{module}.{head}")
+        else:
+            # A dotted import (`import a.b`) binds `a.b` as a whole too.
+            for imp in summary.imports:
+                if imp.name is None and imp.local != imp.module and "." in imp.local and \
+                        (dotted == imp.local or dotted.startswith(imp.local + ".")):
+                    target = self.find_module(imp.module)
+                    if target:
+                        tail = dotted[len(imp.local) + 1:]
+                        return self._member(Symbol("module", target), tail, depth) if tail else \
+                            Symbol("module", target)
+            for imp in reversed(summary.imports):
+                if imp.local != head:
+                    continue
+                sym = self._import_target(module, imp, depth)
+                if sym:
+                    break
+            if sym is None and head in summary.globals:
+                sym = Symbol("global", f"{module}.{head}")
+            if sym is None:
+                for imp in summary.imports:
+                    if imp.local == "*":
+                        target = self.find_module(self._absolute(module, imp.module, imp.level))
+                        if target and target != module:
+                            star = self.resolve_name(target, head, depth + 1)
+                            if star:
+                                sym = star
+                                break
+        if sym is None:
+            return None
+        return self._member(sym, rest, depth) if rest else sym
+
+    def _import_target(self, module: str, imp, depth: int) -> Symbol | None:
+        if imp.name is None:
+            target = self.find_module(imp.module)
+            return Symbol("module", target) if target else None
+        base = self._absolute(module, imp.module, imp.level)
+        submodule = self.find_module(f"{base}.{imp.name}" if base else imp.name)
+        if submodule and (submodule.endswith("." + imp.name) or submodule == imp.name):
+            # `from pkg import mod` binds the submodule unless pkg defines that name itself.
+            base_mod = self.find_module(base) if base else None
+            if base_mod is None or not self._defines(base_mod, imp.name):
+                return Symbol("module", submodule)
+        base_mod = self.find_module(base) if base else None
+        if base_mod is None:
+            return None
+        if base_mod == module:
+            return None
+        return self.resolve_name(base_mod, imp.name, depth + 1)
+
+    def _defines(self, module: str, name: str) -> bool:
+        s = self.modules[module].summary
+        return name in s.classes or name in s.functions or name in s.globals or any(
+            i.local == name for i in s.imports)
+
+    def _member(self, sym: Symbol, rest: str, depth: int) -> Symbol | None:
+        if sym.kind == "module":
+            return self.resolve_name(sym.qual, rest, depth + 1) or (
+                Symbol("module", self.find_module(f"{sym.qual}.{rest}"))
+                if self.find_module(f"{sym.qual}.{rest}") else None)
+        if sym.kind == "class":
+            nested = f"{sym.qual}.{rest}"
+            return Symbol("class", nested) if nested in self.classes else None
+        return None
+
+    # --- classes ------------------------------------------------------------------------------
+    def bases(self, qual: str) -> tuple[list[str], list[str]]:
+        """(in-tree base classes, external base names that the tree does not define)."""
+        if qual in self._bases_memo:
+            return self._bases_memo[qual]
+        entry = self.classes[qual]
+        internal: list[str] = []
+        external: list[str] = []
+        outer = entry.info.name.rsplit(".", 1)[0] if "." in entry.info.name else None
+        for ref in entry.info.bases:
+            name = ref[1]
+            sym = self.resolve_name(entry.module, name)
+            if sym is None and outer:
+                sym = self.resolve_name(entry.module, f"{outer}.{name}")
+            if sym is not None and sym.kind == "class" and sym.qual in self.classes and sym.qual != qual:
+                internal.append(sym.qual)
+            else:
+                external.append(name)
+        self._bases_memo[qual] = (internal, external)
+        return internal, external
+
+    def mro(self, qual: str) -> list[str]:
+        """In-tree MRO by C3 linearisation (depth-first order where C3 fails)."""
+        if qual in self._mro_memo:
+            return self._mro_memo[qual]
+        self._mro_memo[qual] = [qual]  # cycle guard for broken hierarchies
+        parents = self.bases(qual)[0]
+        seqs = [list(self.mro(p)) for p in parents] + [list(parents)]
+        result = [qual]
+        while True:
+            seqs = [s for s in seqs if s]
+            if not seqs:
+                break
+            for seq in seqs:
+                head = seq[0]
+                if not any(head in s[1:] for s in seqs):
+                    break
+            else:
+                # Inconsistent hierarchy: Python would refuse it; fall back to depth-first order.
+                for seq in seqs:
+                    for c in seq:
+                        if c not in result:
+                            result.append(c)
+                break
+            result.append(head)
+            for s in seqs:
+                if s and s[0] == head:
+                    s.pop(0)
+        self._mro_memo[qual] = result
+        return result
+
+    def opaque_bases(self, qual: str) -> list[str]:
+        """External bases anywhere in the MRO that could contribute unknown members."""
+        out = []
+        for c in self.mro(qual):
+            out.extend(b for b in self.bases(c)[1] if b not in INERT_EXTERNAL_BASES)
+        return out
+
+    @cached_property
+    def subclasses(self) -> dict[str, set[str]]:
+        """Direct subclasses of each in-tree class."""
+        children: dict[str, set[str]] = {}
+        for qual in self.classes:
+            for base in self.bases(qual)[0]:
+                children.setdefault(base, set()).add(qual)
+        return children
+
+    def descendants(self, qual: str) -> set[str]:
+        out: set[str] = set()
+        todo = [qual]
+        while todo:
+            for child in self.subclasses.get(todo.pop(), ()):
+                if child not in out:
+                    out.add(child)
+                    todo.append(child)
+        return out
+
+    def _member_table(self, qual: str) -> tuple[dict[str, tuple[str, str]], dict[str, tuple[str, str]]]:
+        table = self._members_memo.get(qual)
+        if table is None:
+            class_level: dict[str, tuple[str, str]] = {}
+            instance_level: dict[str, tuple[str, str]] = {}
+            for c in reversed(self.mro(qual)):  # nearer classes overwrite farther ones
+                info = self.classes[c].info
+                for name in info.attrs:
+                    class_level[name] = (c, "attr")
+                for name in info.methods:
+                    class_level[name] = (c, "method")
+                for fn in info.methods.values():
+                    for name in fn.self_attrs:
+                        instance_level[name] = (c, "instance")
+            table = (class_level, instance_level)
+            self._members_memo[qual] = table
+        return table
+
+    def lookup(self, qual: str, member: str) -> tuple[str, str] | None:
+        """Where `member` is found by normal attribute lookup on an instance: (owner, kind).
+
+        kind is "method", "attr" (class-level), or "instance" (assigned on self in a method).
+        Class-level definitions anywhere in the MRO win over instance assignments, as they do
+        for methods and properties at run time.
+        """
+        class_level, instance_level = self._member_table(qual)
+        return class_level.get(member) or instance_level.get(member)
+
+    def method(self, qual: str, name: str) -> tuple[str, FunctionInfo] | None:
+        hit = self._member_table(qual)[0].get(name)
+        if hit is None or hit[1] != "method":
+            return None  # missing, or a class attribute shadows any method further up
+        return hit[0], self.classes[hit[0]].info.methods[name]
+
+    def has_getattr_hook(self, qual: str) -> str | None:
+        for c in self.mro(qual):
+            if "__getattr__" in self.classes[c].info.methods:
+                return c
+        return None
+
+    def roots(self, qual: str) -> set[str]:
+        """The top-most in-tree ancestors of a class (the roots of its families)."""
+        return {c for c in self.mro(qual) if not self.bases(c)[0]}

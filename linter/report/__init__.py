@@ -1,0 +1,1 @@
+"""Formatters: each renders the same findings, errors and stats; none knows any rule."""

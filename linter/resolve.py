@@ -1,0 +1,315 @@
+"""What classes an expression can be an instance of, with the chain of reasons.
+
+A small, explainable type resolver over summaries: parameter and attribute annotations,
+constructor calls, function return annotations and simple returns, sequences of instances, and
+`for x in seq` loops. Where it cannot answer, the engine may ask astroid (see astroid_bridge).
+
+Type elements:
+    "pkg.mod.Cls"              an instance of an in-tree class
+    ("seq", "pkg.mod.Cls")     a list/tuple/dict-values of such instances
+    ("cls", "pkg.mod.Cls")     the class object itself
+    ("fn", "pkg.mod.func")     a module-level function
+    ("method", "pkg.Cls", m)   a method reached through an instance
+    ("mod", "pkg.mod")         a module
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .findings import Evidence
+from .index import TreeIndex
+from .summary import FunctionInfo
+
+EMPTY: frozenset = frozenset()
+MAX_DEPTH = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    module: str
+    cls: str | None = None
+    fn: FunctionInfo | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    types: frozenset
+    steps: tuple[Evidence, ...] = ()
+    via: str = "index"
+
+    def instances(self) -> set[str]:
+        return {t for t in self.types if isinstance(t, str)}
+
+
+NOTHING = Resolution(EMPTY)
+
+
+def describe_type(t) -> str:
+    if isinstance(t, str):
+        return t.rsplit(".", 1)[-1]
+    if t[0] == "seq":
+        return f"list[{t[1].rsplit('.', 1)[-1]}]"
+    return f"{t[0]} {t[-1]}"
+
+
+class Resolver:
+    def __init__(self, index: TreeIndex):
+        self.index = index
+        self._attr_memo: dict[tuple[str, str], Resolution] = {}
+        self._return_memo: dict[tuple[str, str | None, str], Resolution] = {}
+        self._global_memo: dict[tuple[str, str], Resolution] = {}
+
+    # --- helpers ------------------------------------------------------------------------------
+    def _path(self, module: str) -> str:
+        mod = self.index.modules.get(module)
+        return mod.file.display if mod else module
+
+    def annotation(self, tref: tuple | None, module: str) -> frozenset:
+        if tref is None:
+            return EMPTY
+        kind = tref[0]
+        if kind == "t":
+            sym = self.index.resolve_name(module, tref[1])
+            if sym is not None and sym.kind == "class" and sym.qual in self.index.classes:
+                return frozenset((sym.qual,))
+            return EMPTY
+        if kind == "tseq":
+            return frozenset(("seq", t) for t in self.annotation(tref[1], module) if isinstance(t, str))
+        if kind == "tunion":
+            out: set = set()
+            for item in tref[1]:
+                out |= self.annotation(item, module)
+            return frozenset(out)
+        return EMPTY
+
+    @staticmethod
+    def annotation_text(tref: tuple | None) -> str:
+        if tref is None:
+            return "?"
+        if tref[0] == "t":
+            return tref[1]
+        if tref[0] == "tseq":
+            return f"list[{Resolver.annotation_text(tref[1])}]"
+        return " | ".join(Resolver.annotation_text(t) for t in tref[1])
+
+    # --- the resolver -------------------------------------------------------------------------
+    def resolve(self, ref: tuple | None, scope: Scope, depth: int = 0,
+                visiting: frozenset = frozenset()) -> Resolution:
+        if ref is None or depth > MAX_DEPTH:
+            return NOTHING
+        kind = ref[0]
+        if kind == "name":
+            return self._name(ref[1], scope, depth, visiting)
+        if kind in ("attr", "getattr"):
+            base = self.resolve(ref[1], scope, depth + 1, visiting)
+            return self._attribute(base, ref[2], depth, visiting)
+        if kind == "call":
+            return self._call(ref, scope, depth, visiting)
+        if kind in ("sub", "iter"):
+            base = self.resolve(ref[1], scope, depth + 1, visiting)
+            elems = frozenset(t[1] for t in base.types if isinstance(t, tuple) and t[0] == "seq")
+            return Resolution(elems, base.steps, base.via) if elems else NOTHING
+        if kind == "seq":
+            out, steps = set(), []
+            for item in ref[1]:
+                r = self.resolve(item, scope, depth + 1, visiting)
+                out |= {("seq", t) for t in r.types if isinstance(t, str)}
+                steps.extend(r.steps)
+            return Resolution(frozenset(out), tuple(steps[:6]))
+        if kind == "union":
+            out, steps = set(), []
+            for item in ref[1]:
+                r = self.resolve(item, scope, depth + 1, visiting)
+                out |= r.types
+                steps.extend(r.steps)
+            return Resolution(frozenset(out), tuple(steps[:6]))
+        if kind == "type":
+            return Resolution(self.annotation(ref[1], scope.module))
+        return NOTHING
+
+    def _name(self, name: str, scope: Scope, depth: int, visiting: frozenset) -> Resolution:
+        fn = scope.fn
+        path = self._path(scope.module)
+        if fn is not None and fn.name != "<module>":
+            params = fn.params
+            if scope.cls and params and name == params[0].name and fn.kind != "staticmethod":
+                elem = ("cls", scope.cls) if fn.kind == "classmethod" else scope.cls
+                return Resolution(frozenset((elem,)))
+            for p in params:
+                if p.name == name:
+                    types = self.annotation(p.annotation, scope.module)
+                    if not types:
+                        return NOTHING
+                    note = f"`{name}` is a parameter annotated `{self.annotation_text(p.annotation)}`"
+                    return Resolution(types, (Evidence(path, fn.line, note),))
+            if name in fn.locals:
+                key = ("local", id(fn), name)
+                if key in visiting:
+                    return NOTHING
+                out, steps, via = set(), [], "index"
+                for value in fn.locals[name]:
+                    r = self.resolve(value, scope, depth + 1, visiting | {key})
+                    out |= r.types
+                    steps.extend(r.steps)
+                    via = r.via if r.via != "index" else via
+                return Resolution(frozenset(out), tuple(steps[:6]), via)
+        sym = self.index.resolve_name(scope.module, name)
+        if sym is None:
+            return NOTHING
+        if sym.kind == "class":
+            return Resolution(frozenset((("cls", sym.qual),)))
+        if sym.kind == "function":
+            return Resolution(frozenset((("fn", sym.qual),)))
+        if sym.kind == "module":
+            return Resolution(frozenset((("mod", sym.qual),)))
+        module, _, gname = sym.qual.rpartition(".")
+        return self._global(module, gname, depth, visiting)
+
+    def _global(self, module: str, name: str, depth: int, visiting: frozenset) -> Resolution:
+        key = (module, name)
+        if key in self._global_memo:
+            return self._global_memo[key]
+        self._global_memo[key] = NOTHING
+        summary = self.index.modules[module].summary
+        scope = Scope(module, None, summary.toplevel)
+        out, steps = set(), []
+        for value in summary.globals.get(name, ()):
+            r = self.resolve(value, scope, depth + 1, visiting)
+            out |= r.types
+            steps.extend(r.steps)
+        res = Resolution(frozenset(out), tuple(steps[:6]))
+        self._global_memo[key] = res
+        return res
+
+    def _attribute(self, base: Resolution, attr: str, depth: int, visiting: frozenset) -> Resolution:
+        out, steps = set(), list(base.steps)
+        for t in base.types:
+            if isinstance(t, str) or (isinstance(t, tuple) and t[0] == "cls"):
+                qual = t if isinstance(t, str) else t[1]
+                r = self.attribute_of(qual, attr, depth + 1)
+            elif t[0] == "mod":
+                sym = self.index.resolve_name(t[1], attr)
+                if sym is None:
+                    continue
+                if sym.kind == "class":
+                    r = Resolution(frozenset((("cls", sym.qual),)))
+                elif sym.kind == "function":
+                    r = Resolution(frozenset((("fn", sym.qual),)))
+                elif sym.kind == "module":
+                    r = Resolution(frozenset((("mod", sym.qual),)))
+                else:
+                    m, _, g = sym.qual.rpartition(".")
+                    r = self._global(m, g, depth + 1, visiting)
+            else:
+                continue
+            out |= r.types
+            steps.extend(r.steps)
+        return Resolution(frozenset(out), tuple(steps[:8]), base.via)
+
+    def attribute_of(self, qual: str, attr: str, depth: int = 0) -> Resolution:
+        """Types of `instance.attr` for an instance of `qual` (annotations, assignments, properties)."""
+        key = (qual, attr)
+        if key in self._attr_memo:
+            return self._attr_memo[key]
+        self._attr_memo[key] = NOTHING  # cycle guard
+        res = self._attribute_of(qual, attr, depth)
+        self._attr_memo[key] = res
+        return res
+
+    def _attribute_of(self, qual: str, attr: str, depth: int) -> Resolution:
+        index = self.index
+        if qual not in index.classes:
+            return NOTHING
+        for c in index.mro(qual):
+            entry = index.classes[c]
+            info = entry.info
+            path = entry.file.display
+            fn = info.methods.get(attr)
+            if fn is not None:
+                if fn.kind == "property":
+                    return self._returns(c, fn, depth)
+                return Resolution(frozenset((("method", c, attr),)))
+            ca = info.attrs.get(attr)
+            if ca is not None:
+                if ca.annotation is not None:
+                    types = self.annotation(ca.annotation, entry.module)
+                    if types:
+                        note = f"`{info.name}.{attr}` is annotated `{self.annotation_text(ca.annotation)}`"
+                        return Resolution(types, (Evidence(path, ca.line, note),))
+                if ca.value is not None:
+                    r = self.resolve(ca.value, Scope(entry.module, c, None), depth + 1)
+                    if r.types:
+                        return r
+            out, steps, via = set(), [], "index"
+            for method in info.methods.values():
+                for value, ann, line in method.self_attrs.get(attr, ()):
+                    if ann is not None:
+                        types = self.annotation(ann, entry.module)
+                        if types:
+                            out |= types
+                            steps.append(Evidence(path, line, f"`self.{attr}` is annotated "
+                                                              f"`{self.annotation_text(ann)}` in `{info.name}`"))
+                            continue
+                    r = self.resolve(value, Scope(entry.module, c, method), depth + 1)
+                    if r.types:
+                        out |= r.types
+                        shown = ", ".join(sorted(describe_type(t) for t in r.types))
+                        steps.extend(r.steps)
+                        steps.append(Evidence(path, line, f"`{info.name}.{method.name}` assigns "
+                                                          f"`self.{attr}` ({shown})"))
+                        via = r.via if r.via != "index" else via
+            if out:
+                return Resolution(frozenset(out), tuple(steps[:8]), via)
+        return NOTHING
+
+    def _call(self, ref: tuple, scope: Scope, depth: int, visiting: frozenset) -> Resolution:
+        func = self.resolve(ref[1], scope, depth + 1, visiting)
+        out, steps = set(), list(func.steps)
+        for t in func.types:
+            if isinstance(t, str):
+                continue  # calling an instance: __call__, not followed
+            if t[0] == "cls":
+                out.add(t[1])
+            elif t[0] == "fn":
+                module, _, name = t[1].rpartition(".")
+                fn = self.index.modules[module].summary.functions.get(name) if module in self.index.modules else None
+                if fn is not None:
+                    r = self._return_types(module, None, fn, depth)
+                    out |= r.types
+                    steps.extend(r.steps)
+            elif t[0] == "method":
+                owner, name = t[1], t[2]
+                fn = self.index.classes[owner].info.methods.get(name)
+                if fn is not None:
+                    r = self._returns(owner, fn, depth)
+                    out |= r.types
+                    steps.extend(r.steps)
+        return Resolution(frozenset(out), tuple(steps[:8]), func.via)
+
+    def _returns(self, owner: str, fn: FunctionInfo, depth: int) -> Resolution:
+        return self._return_types(self.index.classes[owner].module, owner, fn, depth)
+
+    def _return_types(self, module: str, owner: str | None, fn: FunctionInfo, depth: int) -> Resolution:
+        key = (module, owner, fn.name)
+        if key in self._return_memo:
+            return self._return_memo[key]
+        self._return_memo[key] = NOTHING
+        path = self._path(module)
+        label = f"{owner.rsplit('.', 1)[-1]}.{fn.name}" if owner else fn.name
+        types = self.annotation(fn.returns, module)
+        if types:
+            res = Resolution(types, (Evidence(path, fn.line, f"`{label}()` returns "
+                                                             f"`{self.annotation_text(fn.returns)}`"),))
+        else:
+            out, steps = set(), []
+            for value in fn.return_values:
+                r = self.resolve(value, Scope(module, owner, fn), depth + 1)
+                out |= r.types
+                steps.extend(r.steps)
+            if out:
+                shown = ", ".join(sorted(describe_type(t) for t in out))
+                steps.append(Evidence(path, fn.line, f"`{label}()` returns {shown} (from its return statements)"))
+            res = Resolution(frozenset(out), tuple(steps[:8]))
+        self._return_memo[key] = res
+        return res

@@ -1,0 +1,709 @@
+"""The per-file pass: one parse, one walk, a small picklable summary.
+
+The summary knows nothing of rules. It records what the whole-tree passes need: classes with their
+bases, members and signatures; instance attributes with the expressions assigned to them; imports;
+and, per function, local bindings, attribute probes and call sites. Expressions are kept as small
+tuples ("refs") that the resolver later turns into classes.
+
+This pass uses the standard library's `ast`: it is about ten times faster than a concrete syntax
+tree and the summary needs no comments or whitespace. libcst is used where source fidelity matters
+(suppression comments, code frames, the --fix codemod), and only on the files that need it.
+
+Ref shapes (all tuples, first item is the kind):
+    ("name", id)                 ("attr", ref, attr)          ("call", ref, line, col)
+    ("sub", ref)                 ("iter", ref)                ("seq", (ref, ...))
+    ("union", (ref, ...))        ("getattr", ref, name)       ("type", typeref)
+Type refs (from annotations): ("t", "dotted.name"), ("tseq", typeref), ("tunion", (typeref, ...)).
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import dataclass, field
+
+# Increment when the summary's shape or meaning changes: it keys the on-disk cache.
+SUMMARY_VERSION = 3
+
+POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    name: str
+    kind: int
+    has_default: bool
+    annotation: tuple | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """`hasattr(recv, "member")`, `getattr(recv, "member", default)` or a try/except AttributeError."""
+
+    line: int
+    col: int
+    receiver: tuple | None
+    member: str
+    kind: str  # hasattr | getattr-default | try-except
+    end_col: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CallSite:
+    line: int
+    col: int
+    func: tuple  # ("attr", recv, name) | ("name", id) | ("getattr", recv, name)
+    n_positional: int
+    keywords: tuple[str, ...]
+    star: bool  # a *args of unknown length
+    double_star: bool  # a **kwargs of unknown content
+    end_col: int = 0
+
+
+@dataclass(slots=True)
+class FunctionInfo:
+    name: str
+    line: int
+    col: int
+    end_line: int
+    params: tuple[Param, ...]
+    decorators: tuple[str, ...]
+    returns: tuple | None  # type ref from the return annotation
+    return_values: tuple[tuple, ...]  # refs of `return <expr>` statements (a few)
+    noop: bool  # body is a docstring, pass, ..., return, or return <constant>
+    is_async: bool = False
+    locals: dict[str, tuple[tuple, ...]] = field(default_factory=dict)
+    self_attrs: dict[str, tuple[tuple[tuple | None, tuple | None, int], ...]] = field(default_factory=dict)
+    calls: tuple[CallSite, ...] = ()
+    probes: tuple[Probe, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        if "staticmethod" in self.decorators:
+            return "staticmethod"
+        if "classmethod" in self.decorators:
+            return "classmethod"
+        if any(d in ("property", "cached_property", "functools.cached_property") or d.endswith(".setter")
+               for d in self.decorators):
+            return "property"
+        return "method"
+
+
+@dataclass(slots=True)
+class ClassAttr:
+    line: int
+    annotation: tuple | None
+    value: tuple | None
+
+
+@dataclass(slots=True)
+class ClassInfo:
+    name: str  # dotted within the module for nested classes: "Outer.Inner"
+    line: int
+    col: int
+    end_line: int
+    bases: tuple[tuple, ...]
+    decorators: tuple[str, ...]
+    methods: dict[str, FunctionInfo] = field(default_factory=dict)
+    attrs: dict[str, ClassAttr] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    local: str  # the name bound in this module
+    module: str  # absolute or relative module text ("" for `from . import x`)
+    name: str | None  # None for `import a.b` / `import a.b as c`
+    level: int
+
+
+@dataclass(slots=True)
+class ModuleSummary:
+    lines: int
+    imports: tuple[Import, ...]
+    classes: dict[str, ClassInfo]
+    functions: dict[str, FunctionInfo]
+    globals: dict[str, tuple[tuple, ...]]
+    global_annotations: dict[str, tuple]
+    toplevel: FunctionInfo  # module-level code, as a pseudo-function
+    dunder_all: tuple[str, ...] | None = None
+
+
+def dotted(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _decorator_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Call):
+        node = node.func
+    return dotted(node) or ""
+
+
+_TRANSPARENT_GENERICS = {"Optional", "Final", "ClassVar", "Annotated", "ReadOnly", "Required", "NotRequired"}
+_SEQUENCE_GENERICS = {
+    "List", "list", "Sequence", "MutableSequence", "Iterable", "Iterator", "Tuple", "tuple",
+    "Set", "set", "FrozenSet", "frozenset", "Collection", "Deque", "deque", "ModuleList", "nn.ModuleList",
+}
+_MAPPING_GENERICS = {"Dict", "dict", "Mapping", "MutableMapping", "DefaultDict", "defaultdict", "OrderedDict"}
+
+
+def type_ref(node: ast.expr | None, depth: int = 0) -> tuple | None:
+    """An annotation as a type ref; None where it names nothing the resolver could use."""
+    if node is None or depth > 6:
+        return None
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, str):
+            try:
+                parsed = ast.parse(node.value, mode="eval").body
+            except SyntaxError:
+                return None
+            return type_ref(parsed, depth + 1)
+        return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _union(type_ref(node.left, depth + 1), type_ref(node.right, depth + 1))
+    if isinstance(node, ast.Subscript):
+        head = dotted(node.value) or ""
+        short = head.rsplit(".", 1)[-1]
+        args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if short == "Union":
+            result = None
+            for arg in args:
+                result = _union(result, type_ref(arg, depth + 1))
+            return result
+        if short in _TRANSPARENT_GENERICS:
+            return type_ref(args[0], depth + 1)
+        if short in _SEQUENCE_GENERICS or head in _SEQUENCE_GENERICS:
+            elems = [a for a in args if not (isinstance(a, ast.Constant) and a.value is Ellipsis)]
+            inner = None
+            for arg in elems:
+                inner = _union(inner, type_ref(arg, depth + 1))
+            return ("tseq", inner) if inner else None
+        if short in _MAPPING_GENERICS:
+            return ("tseq", type_ref(args[-1], depth + 1)) if len(args) >= 2 else None
+        return type_ref(node.value, depth + 1)
+    name = dotted(node)
+    if name and name not in ("None", "Any", "object", "typing.Any"):
+        return ("t", name)
+    return None
+
+
+def _union(a: tuple | None, b: tuple | None) -> tuple | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    items = (a[1] if a[0] == "tunion" else (a,)) + (b[1] if b[0] == "tunion" else (b,))
+    return ("tunion", items)
+
+
+def _str_arg(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+def is_noop_body(body: list[ast.stmt]) -> bool:
+    stmts = body
+    if stmts and isinstance(stmts[0], ast.Expr) and isinstance(stmts[0].value, ast.Constant) \
+            and isinstance(stmts[0].value.value, str):
+        stmts = stmts[1:]
+    for stmt in stmts:
+        if isinstance(stmt, ast.Pass):
+            continue
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue  # `...` or a stray string
+        if isinstance(stmt, ast.Return) and (stmt.value is None or isinstance(stmt.value, ast.Constant)):
+            continue
+        return False
+    return True
+
+
+class _FunctionWalker(ast.NodeVisitor):
+    """Walks one function body (not nested defs or classes) collecting bindings, probes and calls."""
+
+    def __init__(self, self_name: str | None, imports: list[Import] | None = None):
+        self.self_name = self_name
+        self.imports = imports if imports is not None else []
+        self.locals: dict[str, list[tuple]] = {}
+        self.self_attrs: dict[str, list[tuple]] = {}
+        self.calls: list[CallSite] = []
+        self.probes: list[Probe] = []
+        self.return_values: list[tuple] = []
+        self.nested: list[ast.AST] = []
+        self._attr_guard_depth = 0  # inside `try: ... except AttributeError`
+
+    # --- expressions -> refs -------------------------------------------------------------
+    def ref(self, node: ast.expr | None, depth: int = 0) -> tuple | None:
+        if node is None or depth > 12:
+            return None
+        if isinstance(node, ast.Name):
+            return ("name", node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.ref(node.value, depth + 1)
+            return ("attr", base, node.attr) if base else None
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id == "getattr" and len(node.args) >= 2:
+                name = _str_arg(node.args[1])
+                base = self.ref(node.args[0], depth + 1)
+                if name and base:
+                    return ("getattr", base, name)
+            if isinstance(func, ast.Name) and func.id in ("cast", "typing.cast") and len(node.args) == 2:
+                t = type_ref(node.args[0])
+                return ("type", t) if t else None
+            inner = self.ref(func, depth + 1)
+            return ("call", inner, node.lineno, node.col_offset) if inner else ("call", None, node.lineno,
+                                                                                node.col_offset)
+        if isinstance(node, ast.Subscript):
+            base = self.ref(node.value, depth + 1)
+            return ("sub", base) if base else None
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            items = tuple(r for r in (self.ref(e, depth + 1) for e in node.elts) if r)
+            return ("seq", items) if items else None
+        if isinstance(node, ast.IfExp):
+            items = tuple(r for r in (self.ref(node.body, depth + 1), self.ref(node.orelse, depth + 1)) if r)
+            return ("union", items) if items else None
+        if isinstance(node, ast.BoolOp):
+            items = tuple(r for r in (self.ref(v, depth + 1) for v in node.values) if r)
+            return ("union", items) if items else None
+        if isinstance(node, ast.NamedExpr):
+            return self.ref(node.value, depth + 1)
+        if isinstance(node, ast.Await):
+            return self.ref(node.value, depth + 1)
+        return None
+
+    # --- bindings --------------------------------------------------------------------------
+    def bind(self, target: ast.expr, value: tuple | None, annotation: tuple | None = None,
+             line: int = 0) -> None:
+        if isinstance(target, ast.Name):
+            if value is not None or annotation is not None:
+                self.locals.setdefault(target.id, []).append(("type", annotation) if annotation else value)
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                and target.value.id == self.self_name:
+            self.self_attrs.setdefault(target.attr, []).append((value, annotation, line))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                inner = elt.value if isinstance(elt, ast.Starred) else elt
+                # Unpacking a sequence of one element type gives that type to every name.
+                self.bind(inner, ("iter", value) if value else None, None, line)
+        elif isinstance(target, ast.Starred):
+            self.bind(target.value, value, annotation, line)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        value = self.ref(node.value)
+        for target in node.targets:
+            if isinstance(target, (ast.Tuple, ast.List)) and isinstance(node.value, (ast.Tuple, ast.List)) \
+                    and len(target.elts) == len(node.value.elts):
+                for t, v in zip(target.elts, node.value.elts):
+                    self.bind(t, self.ref(v), None, node.lineno)
+            else:
+                self.bind(target, value, None, node.lineno)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self.bind(node.target, self.ref(node.value), type_ref(node.annotation), node.lineno)
+        if node.value is not None:
+            self.visit(node.value)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.generic_visit(node)
+
+    def _bind_loop(self, target: ast.expr, iter_node: ast.expr) -> None:
+        if isinstance(iter_node, ast.Call) and isinstance(iter_node.func, ast.Name) \
+                and iter_node.func.id == "enumerate" and iter_node.args \
+                and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+            self.bind(target.elts[1], ("iter", self.ref(iter_node.args[0])) if self.ref(iter_node.args[0])
+                      else None)
+            return
+        if isinstance(iter_node, ast.Call) and isinstance(iter_node.func, ast.Name) \
+                and iter_node.func.id in ("reversed", "list", "tuple", "sorted") and iter_node.args:
+            iter_node = iter_node.args[0]
+        src = self.ref(iter_node)
+        self.bind(target, ("iter", src) if src else None)
+
+    def visit_For(self, node: ast.For) -> None:
+        self._bind_loop(node.target, node.iter)
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_For
+
+    def visit_comprehension(self, node: ast.comprehension) -> None:
+        self._bind_loop(node.target, node.iter)
+        self.generic_visit(node)
+
+    def visit_With(self, node: ast.With) -> None:
+        for item in node.items:
+            if item.optional_vars is not None:
+                self.bind(item.optional_vars, None)
+        self.generic_visit(node)
+
+    visit_AsyncWith = visit_With
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self.bind(node.target, self.ref(node.value), None, node.lineno)
+        self.generic_visit(node)
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if node.value is not None and len(self.return_values) < 4:
+            r = self.ref(node.value)
+            if r:
+                self.return_values.append(r)
+        self.generic_visit(node)
+
+    # --- imports anywhere (module level, under TYPE_CHECKING, lazy imports in functions) ---------
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.asname:
+                self.imports.append(Import(alias.asname, alias.name, None, 0))
+            else:
+                top = alias.name.split(".", 1)[0]
+                self.imports.append(Import(top, top, None, 0))
+                if "." in alias.name:
+                    self.imports.append(Import(alias.name, alias.name, None, 0))
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        for alias in node.names:
+            self.imports.append(Import(alias.asname or alias.name, node.module or "", alias.name, node.level))
+
+    # --- nested scopes are summarised separately --------------------------------------------
+    def visit_FunctionDef(self, node: ast.AST) -> None:
+        self.nested.append(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+    visit_ClassDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.visit(node.body)
+
+    # --- probes and calls -------------------------------------------------------------------
+    def visit_Try(self, node: ast.Try) -> None:
+        catches = any(_catches_attribute_error(h.type) for h in node.handlers)
+        if catches:
+            self._attr_guard_depth += 1
+            for stmt in node.body:
+                self.visit(stmt)
+            self._attr_guard_depth -= 1
+            for part in (node.handlers, node.orelse, node.finalbody):
+                for stmt in part:
+                    self.visit(stmt)
+        else:
+            self.generic_visit(node)
+
+    visit_TryStar = visit_Try
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if self._attr_guard_depth and isinstance(node.ctx, ast.Load):
+            recv = self.ref(node.value)
+            if recv is not None:
+                self.probes.append(Probe(node.lineno, node.col_offset, recv, node.attr, "try-except",
+                                         node.end_col_offset or 0))
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in ("hasattr", "getattr") and len(node.args) >= 2:
+            member = _str_arg(node.args[1])
+            if member is not None:
+                kind = None
+                if func.id == "hasattr":
+                    kind = "hasattr"
+                elif len(node.args) >= 3 or node.keywords:
+                    kind = "getattr-default"
+                elif self._attr_guard_depth:
+                    kind = "try-except"
+                if kind:
+                    self.probes.append(Probe(node.lineno, node.col_offset, self.ref(node.args[0]), member,
+                                             kind, node.end_col_offset or 0))
+        callee: tuple | None = None
+        if isinstance(func, ast.Attribute):
+            recv = self.ref(func.value)
+            if recv is not None:
+                callee = ("attr", recv, func.attr)
+        elif isinstance(func, ast.Name):
+            callee = ("name", func.id)
+        elif isinstance(func, ast.Call):
+            inner = self.ref(func)
+            if inner and inner[0] == "getattr":
+                callee = inner
+        if callee is not None:
+            n_pos, star = 0, False
+            for arg in node.args:
+                if isinstance(arg, ast.Starred):
+                    if isinstance(arg.value, (ast.Tuple, ast.List)) and not any(
+                            isinstance(e, ast.Starred) for e in arg.value.elts):
+                        n_pos += len(arg.value.elts)
+                    else:
+                        star = True
+                else:
+                    n_pos += 1
+            kws, dstar = [], False
+            for kw in node.keywords:
+                if kw.arg is None:
+                    if isinstance(kw.value, ast.Dict) and all(
+                            k is not None and _str_arg(k) is not None for k in kw.value.keys):
+                        kws.extend(_str_arg(k) for k in kw.value.keys)
+                    else:
+                        dstar = True
+                else:
+                    kws.append(kw.arg)
+            self.calls.append(CallSite(node.lineno, node.col_offset, callee, n_pos, tuple(kws), star, dstar,
+                                       node.end_col_offset or 0))
+        self.generic_visit(node)
+
+
+def _catches_attribute_error(node: ast.expr | None) -> bool:
+    if node is None:
+        return True  # a bare except catches it too
+    if isinstance(node, ast.Tuple):
+        return any(_catches_attribute_error(e) for e in node.elts)
+    name = dotted(node) or ""
+    return name.rsplit(".", 1)[-1] in ("AttributeError", "Exception", "BaseException")
+
+
+def _params(args: ast.arguments) -> tuple[Param, ...]:
+    out: list[Param] = []
+    positional = list(args.posonlyargs) + list(args.args)
+    n_defaults = len(args.defaults)
+    first_default = len(positional) - n_defaults
+    for i, a in enumerate(positional):
+        kind = POSITIONAL_ONLY if i < len(args.posonlyargs) else POSITIONAL_OR_KEYWORD
+        out.append(Param(a.arg, kind, i >= first_default, type_ref(a.annotation)))
+    if args.vararg:
+        out.append(Param(args.vararg.arg, VAR_POSITIONAL, False, None))
+    for a, d in zip(args.kwonlyargs, args.kw_defaults):
+        out.append(Param(a.arg, KEYWORD_ONLY, d is not None, type_ref(a.annotation)))
+    if args.kwarg:
+        out.append(Param(args.kwarg.arg, VAR_KEYWORD, False, None))
+    return tuple(out)
+
+
+def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: bool,
+                        pending: list, imports: list[Import]) -> FunctionInfo:
+    decorators = tuple(_decorator_name(d) for d in node.decorator_list)
+    params = _params(node.args)
+    self_name = None
+    if in_class and "staticmethod" not in decorators and params and params[0].kind <= POSITIONAL_OR_KEYWORD:
+        self_name = params[0].name
+    walker = _FunctionWalker(self_name, imports)
+    for stmt in node.body:
+        walker.visit(stmt)
+    for nested in walker.nested:
+        # Closures see the enclosing function's names; summarise their calls and probes in its scope.
+        if isinstance(nested, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for stmt in nested.body:
+                walker.visit(stmt)
+        else:
+            pending.append(nested)
+    return FunctionInfo(
+        name=node.name, line=node.lineno, col=node.col_offset, end_line=node.end_lineno or node.lineno,
+        params=params, decorators=decorators, returns=type_ref(node.returns),
+        return_values=tuple(walker.return_values), noop=is_noop_body(node.body),
+        is_async=isinstance(node, ast.AsyncFunctionDef),
+        locals={k: tuple(v) for k, v in walker.locals.items()},
+        self_attrs={k: tuple(v) for k, v in walker.self_attrs.items()},
+        calls=tuple(walker.calls), probes=tuple(walker.probes),
+    )
+
+
+def _summarise_class(node: ast.ClassDef, prefix: str, classes: dict[str, ClassInfo], pending: list,
+                     imports: list[Import]) -> None:
+    name = f"{prefix}{node.name}"
+    info = ClassInfo(
+        name=name, line=node.lineno, col=node.col_offset, end_line=node.end_lineno or node.lineno,
+        bases=tuple(r for r in (_base_ref(b) for b in node.bases) if r),
+        decorators=tuple(_decorator_name(d) for d in node.decorator_list),
+    )
+    classes[name] = info
+    for stmt in _flatten_class_body(node.body):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            fn = _summarise_function(stmt, True, pending, imports)
+            previous = info.methods.get(stmt.name)
+            # A property setter or an overload must not hide the real definition's signature.
+            if previous is None or not any(d.endswith((".setter", ".deleter", "overload"))
+                                           for d in fn.decorators):
+                info.methods[stmt.name] = fn
+        elif isinstance(stmt, ast.ClassDef):
+            _summarise_class(stmt, f"{name}.", classes, pending, imports)
+            info.attrs[stmt.name] = ClassAttr(stmt.lineno, None, ("name", stmt.name))
+        elif isinstance(stmt, ast.Assign):
+            walker = _FunctionWalker(None, imports)
+            value = walker.ref(stmt.value)
+            for target in stmt.targets:
+                for t in (target.elts if isinstance(target, ast.Tuple) else [target]):
+                    if isinstance(t, ast.Name):
+                        info.attrs[t.id] = ClassAttr(stmt.lineno, None, value)
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            walker = _FunctionWalker(None, imports)
+            info.attrs[stmt.target.id] = ClassAttr(stmt.lineno, type_ref(stmt.annotation),
+                                                   walker.ref(stmt.value))
+
+
+def _flatten_class_body(body: list[ast.stmt]):
+    """Class bodies sometimes define members under `if`/`try` (version or platform switches)."""
+    for stmt in body:
+        if isinstance(stmt, ast.If):
+            yield from _flatten_class_body(stmt.body)
+            yield from _flatten_class_body(stmt.orelse)
+        elif isinstance(stmt, ast.Try):
+            yield from _flatten_class_body(stmt.body)
+            for h in stmt.handlers:
+                yield from _flatten_class_body(h.body)
+            yield from _flatten_class_body(stmt.orelse)
+        else:
+            yield stmt
+
+
+def _base_ref(node: ast.expr) -> tuple | None:
+    if isinstance(node, ast.Subscript):  # Generic[T], SomeBase[T]
+        node = node.value
+    name = dotted(node)
+    return ("name", name) if name else None
+
+
+def summarise_source(source: str | bytes, filename: str = "<unknown>") -> ModuleSummary:
+    """Parse once and summarise. Raises SyntaxError/ValueError on bad input (the caller reports it)."""
+    tree = ast.parse(source, filename=filename)
+    if isinstance(source, bytes):
+        n_lines = source.count(b"\n") + (0 if source.endswith(b"\n") or not source else 1)
+    else:
+        n_lines = source.count("\n") + (0 if source.endswith("\n") or not source else 1)
+    return summarise_tree(tree, n_lines)
+
+
+def summarise_tree(tree: ast.Module, n_lines: int) -> ModuleSummary:
+    imports: list[Import] = []
+    classes: dict[str, ClassInfo] = {}
+    functions: dict[str, FunctionInfo] = {}
+    pending: list[ast.AST] = []
+    dunder_all = None
+
+    top_walker = _FunctionWalker(None, imports)
+    for stmt in tree.body:
+        for node in _definitions_in(stmt):
+            if isinstance(node, ast.ClassDef):
+                _summarise_class(node, "", classes, pending, imports)
+            else:
+                functions[node.name] = _summarise_function(node, False, pending, imports)
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, (ast.List, ast.Tuple)) and any(
+                isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets):
+            dunder_all = tuple(e.value for e in stmt.value.elts
+                               if isinstance(e, ast.Constant) and isinstance(e.value, str))
+        top_walker.visit(stmt)  # definitions nested under if/try are skipped by the walker
+    # Classes defined inside functions are rare in backends but real; keep them addressable.
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.ClassDef) and node.name not in classes:
+            _summarise_class(node, "", classes, pending, imports)
+
+    module_names = {imp.local for imp in imports if imp.name is None}
+    module_names.add("super")
+    for fn in _all_functions(functions, classes):
+        _prune(fn, module_names)
+
+    toplevel = FunctionInfo(
+        name="<module>", line=1, col=0, end_line=n_lines, params=(), decorators=(), returns=None,
+        return_values=(), noop=False, locals={k: tuple(v) for k, v in top_walker.locals.items()},
+        calls=tuple(top_walker.calls), probes=tuple(top_walker.probes),
+    )
+    _prune(toplevel, module_names, keep_all_locals=True)
+    global_annotations = {k: v[0][1] for k, v in toplevel.locals.items() if v and v[0] and v[0][0] == "type"}
+    return ModuleSummary(
+        lines=n_lines, imports=tuple(imports), classes=classes, functions=functions,
+        globals=toplevel.locals, global_annotations=global_annotations, toplevel=toplevel,
+        dunder_all=dunder_all,
+    )
+
+
+def _all_functions(functions: dict[str, FunctionInfo], classes: dict[str, ClassInfo]):
+    yield from functions.values()
+    for cls in classes.values():
+        yield from cls.methods.values()
+
+
+def _root_name(ref: tuple | None) -> str | None:
+    while ref is not None and ref[0] in ("attr", "call", "sub", "getattr", "iter"):
+        ref = ref[1]
+    return ref[1] if ref is not None and ref[0] == "name" else None
+
+
+def _names_in(ref, out: set[str]) -> None:
+    if not isinstance(ref, tuple) or not ref:
+        return
+    if ref[0] == "name":
+        out.add(ref[1])
+        return
+    for item in ref[1:]:
+        if isinstance(item, tuple):
+            if item and isinstance(item[0], str):
+                _names_in(item, out)
+            else:
+                for sub in item:
+                    _names_in(sub, out)
+
+
+def _prune(fn: FunctionInfo, module_names: set[str], keep_all_locals: bool = False) -> None:
+    """Keep what the whole-tree passes can use; the cache and the warm run stay small.
+
+    Calls on imported modules (`torch.cat`) and plain calls of functions and classes (`len(x)`)
+    never reach a method through an instance; a call through a local name is kept because the
+    local may be a bound method from `getattr(obj, "hook", None)`.
+    """
+    kept = []
+    for call in fn.calls:
+        func = call.func
+        if func[0] == "name":
+            if func[1] not in fn.locals:
+                continue
+        elif _root_name(func) in module_names:
+            continue
+        kept.append(call)
+    fn.calls = tuple(kept)
+    if keep_all_locals:
+        return
+    wanted: set[str] = set()
+    for call in fn.calls:
+        _names_in(call.func, wanted)
+    for probe in fn.probes:
+        _names_in(probe.receiver, wanted)
+    for value in fn.return_values:
+        _names_in(value, wanted)
+    for assigns in fn.self_attrs.values():
+        for value, _, _ in assigns:
+            _names_in(value, wanted)
+    closure: dict[str, tuple[tuple, ...]] = {}
+    todo = [n for n in wanted if n in fn.locals]
+    while todo:
+        name = todo.pop()
+        if name in closure:
+            continue
+        closure[name] = fn.locals[name]
+        found: set[str] = set()
+        for value in closure[name]:
+            _names_in(value, found)
+        todo.extend(n for n in found if n in fn.locals and n not in closure)
+    fn.locals = closure
+
+
+def _definitions_in(stmt: ast.stmt):
+    """Top-level definitions, including those under `if TYPE_CHECKING:`/`try:` switches."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        yield stmt
+    elif isinstance(stmt, (ast.If, ast.Try)):
+        for part in (stmt.body, getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])):
+            for inner in part:
+                yield from _definitions_in(inner)
+        for handler in getattr(stmt, "handlers", []):
+            for inner in handler.body:
+                yield from _definitions_in(inner)
+
+
+if sys.version_info < (3, 10):  # pragma: no cover
+    raise RuntimeError("attn-lint needs Python 3.10 or newer")

@@ -1,0 +1,215 @@
+"""AL001 unforwarded-hook: a wrapper hides an optional hook that its delegates implement."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..linter.context import Context
+from ..linter.findings import Evidence, Finding
+from .base import Example, Rule, short
+
+_BASE = '''
+class Backend:
+    def forward(self, batch):
+        raise NotImplementedError
+
+class FlashBackend(Backend):
+    def forward(self, batch):
+        return batch
+
+    def plan_chunks(self, batch):
+        self.planned = batch
+'''
+
+
+class UnforwardedHook(Rule):
+    code = "AL001"
+    name = "unforwarded-hook"
+    severity = "error"
+    summary = "A wrapper backend neither defines nor forwards a hook that callers probe and its delegates implement."
+    doc = """\
+## What it finds
+A *wrapper* in a class family (a class that holds other members of its family and forwards calls
+to them, like a hybrid attention backend holding `full_attn_backend`) that neither defines nor
+inherits hook `H` and has no `__getattr__`, while an implementation its delegate can be defines
+`H`, and somewhere in the tree `H` is probed (`hasattr(x, "H")`, `getattr(x, "H", default)`,
+`try: x.H except AttributeError`) on a receiver that can be the wrapper.
+
+## Why it is bad
+The probe answers for the wrapper, not for the backend inside it. For every deployment that uses
+the wrapper the probe is False, the delegate's hook silently never runs, and whatever it was meant
+to prepare is stale. In SGLang this left FlashInfer's ragged prefill planned for another batch:
+`ValueError: q.shape[0] (8218) does not match qo_indptr[-1] (800)`.
+
+## Example
+```python
+class HybridBackend(Backend):
+    def __init__(self, full_attn_backend: Backend):
+        self.full_attn_backend = full_attn_backend
+
+    def forward(self, batch):
+        return self.full_attn_backend.forward(batch)
+
+# elsewhere
+if hasattr(forward_batch.attn_backend, "plan_chunks"):   # False for HybridBackend
+    forward_batch.attn_backend.plan_chunks(forward_batch)
+```
+
+## How to fix
+Forward the hook from the wrapper, keeping the probe's meaning for delegates that lack it:
+```python
+    def plan_chunks(self, batch):
+        hook = getattr(self.full_attn_backend, "plan_chunks", None)
+        if hook is not None:
+            hook(batch)
+```
+Pass only the arguments every implementation accepts (AL002 checks this), or forward with
+`__getattr__` when the wrapper should expose every delegate hook.
+"""
+
+    INVALID = [
+        Example({"serving/backends.py": _BASE + '''
+class HybridBackend(Backend):
+    def __init__(self, full_attn_backend: Backend):
+        self.full_attn_backend = full_attn_backend
+
+    def forward(self, batch):
+        return self.full_attn_backend.forward(batch)
+''', "serving/model.py": '''
+from serving.backends import Backend
+
+def prefill(backend: Backend, batch):
+    if hasattr(backend, "plan_chunks"):
+        backend.plan_chunks(batch)
+    return backend.forward(batch)
+'''}, expect=(("HybridBackend", "plan_chunks"),)),
+    ]
+    VALID = [
+        # The wrapper forwards the hook.
+        Example({"serving/backends.py": _BASE + '''
+class HybridBackend(Backend):
+    def __init__(self, full_attn_backend: Backend):
+        self.full_attn_backend = full_attn_backend
+
+    def forward(self, batch):
+        return self.full_attn_backend.forward(batch)
+
+    def plan_chunks(self, batch):
+        hook = getattr(self.full_attn_backend, "plan_chunks", None)
+        if hook is not None:
+            hook(batch)
+''', "serving/model.py": '''
+from serving.backends import Backend
+
+def prefill(backend: Backend, batch):
+    if hasattr(backend, "plan_chunks"):
+        backend.plan_chunks(batch)
+'''}),
+        # A leaf backend lacking an optional hook is what probes are for.
+        Example({"serving/backends.py": _BASE + '''
+class TritonBackend(Backend):
+    def forward(self, batch):
+        return batch
+''', "serving/model.py": '''
+from serving.backends import Backend
+
+def prefill(backend: Backend, batch):
+    if hasattr(backend, "plan_chunks"):
+        backend.plan_chunks(batch)
+'''}),
+        # __getattr__ forwards every hook the delegate has.
+        Example({"serving/backends.py": _BASE + '''
+class TwoBatchBackend(Backend):
+    def __init__(self, primary: Backend):
+        self.primary = primary
+
+    def forward(self, batch):
+        return self.primary.forward(batch)
+
+    def __getattr__(self, name):
+        return getattr(self.primary, name)
+''', "serving/model.py": '''
+from serving.backends import Backend
+
+def prefill(backend: Backend, batch):
+    if hasattr(backend, "plan_chunks"):
+        backend.plan_chunks(batch)
+'''}),
+    ]
+
+    def check(self, ctx: Context) -> Iterable[Finding]:
+        index, model = ctx.index, ctx.model
+        for wq, wrapper in sorted(model.wrappers.items()):
+            if index.has_getattr_hook(wq) or index.opaque_bases(wq):
+                continue  # dynamic forwarding, or members we cannot see: no claim
+            entry = index.classes[wq]
+            impls = model.implementations(wrapper.delegate_types(), exclude=wq)
+            for member in sorted(ctx.probes):
+                if member.startswith("__") or index.lookup(wq, member) is not None:
+                    continue
+                owners = sorted({hit[0] for hit in (index.lookup(i, member) for i in impls) if hit})
+                if not owners:
+                    continue
+                if any(index.lookup(a, member) is None for a in model.wrapper_ancestors(wq)):
+                    continue  # the wrapper base it inherits from hides it too: reported there
+                hits = []
+                for site, probe in ctx.probes[member]:
+                    if model.is_wrapper_internal(site.cls, site.fn, probe.receiver):
+                        continue  # a wrapper probing its own delegate
+                    res = ctx.receiver_types(site, probe.receiver, probe.line, probe.col, "probe")
+                    static = ctx.can_be(res, wq)
+                    if static:
+                        hits.append((site, probe, res, static))
+                if hits:
+                    yield self._report(ctx, wq, entry, wrapper, member, owners, hits)
+
+    def _report(self, ctx, wq, entry, wrapper, member, owners, hits) -> Finding:
+        w = entry.info.name
+        evidence: list[Evidence] = []
+        for site, probe, res, static in hits[:5]:
+            evidence.append(Evidence(site.path, probe.line,
+                                     f"{_probe_text(probe)} in `{site.where}`: the receiver is `{short(static)}`"
+                                     f" (resolved by {res.via}), which can be `{w}`"))
+            evidence.extend(res.steps[:3])
+        if len(hits) > 5:
+            evidence.append(Evidence(hits[5][0].path, hits[5][1].line, f"and {len(hits) - 5} more probe sites"))
+        evidence.append(Evidence(entry.file.display, entry.info.line,
+                                 f"`{w}` is a wrapper: it neither defines nor inherits `{member}` "
+                                 f"and has no `__getattr__`"))
+        for d in wrapper.delegates:
+            evidence.extend(d.evidence[-2:])
+        evidence.extend(wrapper.forwards[:1])
+        for owner in owners:
+            oe = ctx.index.classes[owner]
+            line = _member_line(oe.info, member)
+            evidence.append(Evidence(oe.file.display, line, f"`{oe.info.name}` defines `{member}`"))
+        first = hits[0]
+        names = ", ".join(f"`{short(o)}`" for o in owners[:3]) + (f" and {len(owners) - 3} more"
+                                                                   if len(owners) > 3 else "")
+        message = (f"`{w}` hides hook `{member}`: its delegates ({names}) define it, but "
+                   f"{_probe_text(first[1])} at {first[0].path}:{first[1].line} is False for the wrapper, "
+                   f"so the hook never runs")
+        details = (("probe", f"{first[0].path}:{first[1].line}"), ("probe_kind", first[1].kind),
+                   ("delegates", ",".join(d.attr for d in wrapper.delegates)), ("owners", ",".join(owners)))
+        return self.finding(path=entry.file.display, line=entry.info.line, column=entry.info.col + 1,
+                            message=message, class_name=wq, member=member, targets=owners, evidence=evidence,
+                            details=details)
+
+
+def _probe_text(probe) -> str:
+    if probe.kind == "hasattr":
+        return f'`hasattr(..., "{probe.member}")`'
+    if probe.kind == "getattr-default":
+        return f'`getattr(..., "{probe.member}", default)`'
+    return f"`.{probe.member}` under `except AttributeError`"
+
+
+def _member_line(info, member: str) -> int:
+    if member in info.methods:
+        return info.methods[member].line
+    if member in info.attrs:
+        return info.attrs[member].line
+    for fn in info.methods.values():
+        if member in fn.self_attrs:
+            return fn.self_attrs[member][0][2]
+    return info.line

@@ -1,0 +1,183 @@
+"""AL003 wrapper-inherits-noop-default: the probe succeeds on the base's no-op, the delegate's hook never runs."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..linter.context import Context
+from ..linter.findings import Evidence, Finding
+from .base import Example, Rule, short
+
+_BASE = '''
+class Backend:
+    def forward(self, batch):
+        raise NotImplementedError
+
+    def on_warmup_done(self):
+        """Optional hook; most backends need nothing."""
+        pass
+
+class FlashBackend(Backend):
+    def forward(self, batch):
+        return batch
+
+    def on_warmup_done(self):
+        self.graphs_ready = True
+'''
+
+
+class WrapperInheritsNoopDefault(Rule):
+    code = "AL003"
+    name = "wrapper-inherits-noop-default"
+    severity = "warning"
+    summary = "A wrapper inherits the family base's no-op for a hook its delegates override."
+    doc = """\
+## What it finds
+A wrapper `W` that inherits hook `H` from the family base, where `H` is a no-op default (a
+docstring, `pass`, `...`, `return`, `return None` or a constant), while an implementation its
+delegates can be overrides `H` with a real body, and `H` is probed or called on receivers that can
+be `W`.
+
+## Why it is bad
+The probe succeeds and the call runs, but it runs the base's no-op: the delegate's hook silently
+never runs. Unlike AL001 nothing looks wrong at the call site, and a `__getattr__` on the wrapper
+does not help, because normal lookup finds the base's method first.
+
+## Example
+```python
+class Backend:
+    def on_warmup_done(self):
+        pass
+
+class HybridBackend(Backend):       # holds full_attn_backend, forwards forward(...)
+    ...
+
+backend.on_warmup_done()            # FlashBackend.on_warmup_done never runs for hybrids
+```
+
+## How to fix
+Override the hook in the wrapper and forward it to every delegate that implements it.
+"""
+
+    INVALID = [
+        Example({"serving/backends.py": _BASE + '''
+class HybridBackend(Backend):
+    def __init__(self, full_attn_backend: Backend):
+        self.full_attn_backend = full_attn_backend
+
+    def forward(self, batch):
+        return self.full_attn_backend.forward(batch)
+''', "serving/runner.py": '''
+from serving.backends import Backend
+
+class Runner:
+    def __init__(self, backend: Backend):
+        self.backend = backend
+
+    def warmup(self):
+        self.backend.on_warmup_done()
+'''}, expect=(("HybridBackend", "on_warmup_done"),)),
+    ]
+    VALID = [
+        Example({"serving/backends.py": _BASE + '''
+class HybridBackend(Backend):
+    def __init__(self, full_attn_backend: Backend):
+        self.full_attn_backend = full_attn_backend
+
+    def forward(self, batch):
+        return self.full_attn_backend.forward(batch)
+
+    def on_warmup_done(self):
+        self.full_attn_backend.on_warmup_done()
+''', "serving/runner.py": '''
+from serving.backends import Backend
+
+class Runner:
+    def __init__(self, backend: Backend):
+        self.backend = backend
+
+    def warmup(self):
+        self.backend.on_warmup_done()
+'''}),
+    ]
+
+    def check(self, ctx: Context) -> Iterable[Finding]:
+        index, model = ctx.index, ctx.model
+        members = sorted(set(ctx.probes) | set(ctx.member_calls))
+        for wq, wrapper in sorted(model.wrappers.items()):
+            if index.opaque_bases(wq):
+                continue
+            entry = index.classes[wq]
+            statics = wrapper.delegate_types()
+            impls = model.implementations(statics, exclude=wq)
+            for member in members:
+                if member.startswith("__"):
+                    continue
+                hit = index.lookup(wq, member)
+                if hit is None or hit[0] == wq or hit[1] != "method":
+                    continue
+                base = hit[0]
+                base_fn = index.classes[base].info.methods[member]
+                if not base_fn.noop or base_fn.kind == "property":
+                    continue
+                if not any(base in index.mro(t) for t in statics):
+                    continue  # a mixin or an intermediate base of the wrapper's own: not the family default
+                overriders = []
+                for impl in impls:
+                    found = index.lookup(impl, member)
+                    if found and found[0] != base and found[1] == "method":
+                        fn = index.classes[found[0]].info.methods[member]
+                        if not fn.noop:
+                            overriders.append(found[0])
+                overriders = sorted(set(overriders))
+                if not overriders:
+                    continue
+                if any(index.lookup(a, member) == hit for a in model.wrapper_ancestors(wq)):
+                    continue  # the wrapper base it inherits from has the same gap: reported there
+                sites = list(self._sites(ctx, wq, member))
+                if sites:
+                    yield self._report(ctx, wq, entry, wrapper, member, base, base_fn, overriders, sites)
+
+    def _sites(self, ctx: Context, wq: str, member: str):
+        uses = [(s, p.receiver, p.line, p.col, "probe") for s, p in ctx.probes.get(member, ())]
+        uses += [(s, target[0], c.line, c.col, "call") for s, c, target in ctx.member_calls.get(member, ())]
+        for site, recv, line, col, kind in uses:
+            if ctx.model.is_wrapper_internal(site.cls, site.fn, recv):
+                continue
+            res = ctx.receiver_types(site, recv, line if kind == "probe" else 0, col, kind)
+            static = ctx.can_be(res, wq)
+            if static:
+                yield site, line, kind, res, static
+
+    def _report(self, ctx, wq, entry, wrapper, member, base, base_fn, overriders, sites) -> Finding:
+        index = ctx.index
+        w = entry.info.name
+        be = index.classes[base]
+        evidence: list[Evidence] = []
+        for site, line, kind, res, static in sites[:5]:
+            verb = "probed" if kind == "probe" else "called"
+            evidence.append(Evidence(site.path, line, f"`{member}` is {verb} in `{site.where}` on a "
+                                                      f"`{short(static)}` receiver, which can be `{w}`"))
+            evidence.extend(res.steps[:2])
+        evidence.append(Evidence(be.file.display, base_fn.line,
+                                 f"`{be.info.name}.{member}` is a no-op default, inherited by `{w}`"))
+        getattr_owner = index.has_getattr_hook(wq)
+        if getattr_owner:
+            evidence.append(Evidence(entry.file.display, entry.info.line,
+                                     f"`{w}` has `__getattr__`, but it is never consulted for `{member}`: "
+                                     f"`{be.info.name}` defines it"))
+        for d in wrapper.delegates:
+            evidence.extend(d.evidence[-1:])
+        for owner in overriders:
+            oe = index.classes[owner]
+            evidence.append(Evidence(oe.file.display, oe.info.methods[member].line,
+                                     f"`{oe.info.name}` overrides `{member}` with a real body"))
+        message = (f"`{w}` inherits the no-op `{be.info.name}.{member}`; its delegates' "
+                   f"{', '.join(f'`{short(o)}`' for o in overriders[:3])}"
+                   f"{' and more' if len(overriders) > 3 else ''} override it, but on the wrapper the hook "
+                   f"silently does nothing")
+        details = (("base", base), ("delegates", ",".join(d.attr for d in wrapper.delegates)),
+                   ("site", f"{sites[0][0].path}:{sites[0][1]}"), ("site_kind", sites[0][2]))
+        return self.finding(path=entry.file.display, line=entry.info.line, column=entry.info.col + 1,
+                            message=message, class_name=wq, member=member, targets=overriders,
+                            evidence=evidence, details=details)

@@ -1,0 +1,49 @@
+"""What a rule is: a code, a name, a doc, its own examples, and a check over the tree model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Iterable
+
+from ..linter.context import Context
+from ..linter.findings import Evidence, Finding
+
+
+@dataclass(frozen=True)
+class Example:
+    """A tiny code base (file path -> source) and what the rule must report on it."""
+
+    files: dict[str, str]
+    expect: tuple[tuple[str, str], ...] = ()  # (class short name, member) per finding; () for valid
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[str]
+    summary: ClassVar[str]
+    doc: ClassVar[str]  # markdown: what it finds, why it is bad, an example, how to fix
+    VALID: ClassVar[list[Example]] = []
+    INVALID: ClassVar[list[Example]] = []
+
+    def check(self, ctx: Context) -> Iterable[Finding]:  # pragma: no cover - every rule overrides
+        raise NotImplementedError
+
+    def finding(self, *, path: str, line: int, column: int, message: str, class_name: str, member: str,
+                targets: Iterable[str] = (), evidence: Iterable[Evidence] = (),
+                details: Iterable[tuple[str, str]] = ()) -> Finding:
+        return Finding(self.code, self.name, self.severity, path, line, column, message, class_name, member,
+                       tuple(targets), tuple(_dedupe(evidence)), tuple(details))
+
+
+def _dedupe(evidence: Iterable[Evidence]) -> list[Evidence]:
+    seen, out = set(), []
+    for e in evidence:
+        if e not in seen:
+            seen.add(e)
+            out.append(e)
+    return out
+
+
+def short(qual: str) -> str:
+    return qual.rsplit(".", 1)[-1]
