@@ -19,13 +19,19 @@ import tempfile
 from .. import __version__
 from .summary import SUMMARY_VERSION
 
+# The modules whose code decides findings; the CLI and formatters do not key the cache.
+ANALYSIS_MODULES = {"summary.py", "discover.py", "index.py", "resolve.py", "families.py", "context.py",
+                    "signature.py", "astroid_bridge.py", "engine.py", "findings.py"}
+
+
 def _code_digest(only: str | None = None) -> str:
     """A digest of the analyser's own code: an edited rule must never be answered from the cache."""
     h = hashlib.blake2b(digest_size=8)
     here = os.path.dirname(os.path.abspath(__file__))
     for folder in (here, os.path.join(os.path.dirname(here), "rules")):
         try:
-            names = sorted(n for n in os.listdir(folder) if n.endswith(".py") and (only is None or n == only))
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".py") and (
+                n == only if only else (folder.endswith("rules") or n in ANALYSIS_MODULES)))
         except OSError:
             continue
         for name in names:

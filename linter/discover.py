@@ -8,8 +8,11 @@ from dataclasses import dataclass
 
 from .findings import FileError
 
-SKIP_DIRS = {"__pycache__", ".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", ".mypy_cache",
-             ".pytest_cache", ".ruff_cache", "node_modules", "build", "dist", ".eggs"}
+# The folders ruff leaves out by default: tool caches, VCS metadata, virtual environments, build output.
+SKIP_DIRS = {"__pycache__", ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints",
+             ".mypy_cache", ".nox", ".pants.d", ".pyenv", ".pytest_cache", ".pytype", ".ruff_cache", ".svn",
+             ".tox", ".venv", ".vscode", "__pypackages__", "_build", "buck-out", "build", "dist",
+             "node_modules", "site-packages", "venv"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +52,7 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> tuple[list[Sour
                 dirnames[:] = []
                 continue
             visited_dirs.add(key)
-            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith(".")
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS
                                  and not _excluded(_display(os.path.join(dirpath, d), top), d, exclude))
             for name in sorted(filenames):
                 if not name.endswith((".py", ".pyi")):

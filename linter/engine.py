@@ -120,7 +120,8 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     old_stats: dict = cache.load(stat_key) or {}
     new_stats: dict = {}
 
-    parsed: dict[str, _Parsed] = {}
+    # 1. Which files changed: an unchanged (mtime, size) keeps its content digest without a read.
+    digests: dict[str, str] = {}
     todo: list[str] = []
     for f in files:
         try:
@@ -128,39 +129,52 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
         except OSError as exc:
             errors.append(FileError(f.display, "unreadable", exc.strerror or str(exc)))
             continue
-        sig = (st.st_mtime_ns, st.st_size)
         old = old_stats.get(f.path)
-        if old and old[0] == sig:
-            hit = cache.get_summary(old[1])
-            if isinstance(hit, _Parsed):
-                parsed[f.path] = hit
-                new_stats[f.path] = old
-                continue
-        todo.append(f.path)
-
-    n_cached = len(parsed)
-    read_failures: dict[str, str] = {}
-    jobs = settings.jobs or os.cpu_count() or 1
-    tasks = [(p, settings.max_file_bytes, cache.dir if cache.enabled else None) for p in todo]
-    if jobs > 1 and len(todo) >= PARALLEL_THRESHOLD:
-        ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker) as pool:
-            results = list(pool.map(_worker, tasks, chunksize=max(1, len(tasks) // (jobs * 8))))
-    else:
-        results = [_worker(t) for t in tasks]
-    for path, result, failure in results:
-        if failure is not None:
-            read_failures[path] = failure
+        if old and old[0] == (st.st_mtime_ns, st.st_size):
+            digests[f.path] = old[1]
+            new_stats[f.path] = old
         else:
-            parsed[path] = result
+            todo.append(f.path)
+
+    # 2. Parse what changed, in parallel when there is enough of it.
+    parsed: dict[str, _Parsed] = {}
+    read_failures: dict[str, str] = {}
+    _parse_all(todo, settings, cache, parsed, read_failures)
+    for path in todo:
+        if path in parsed:
+            digests[path] = parsed[path].digest
             try:
                 st = os.stat(path)
-                new_stats[path] = ((st.st_mtime_ns, st.st_size), result.digest)
+                new_stats[path] = ((st.st_mtime_ns, st.st_size), parsed[path].digest)
             except OSError:
                 pass
-    cache.store(stat_key, new_stats)
+    if new_stats != old_stats:
+        cache.store(stat_key, new_stats)
+
+    # 3. Nothing changed since a run with the same files and settings: reuse its result whole.
+    rules = settings.rules()
+    run_key = "result-" + hashlib.blake2b(
+        repr((TOOL_KEY, settings.key(), [(f.display, f.module, digests.get(f.path)) for f in files])).encode(),
+        digest_size=16).hexdigest() + ".pickle"
+    base_stats = {"files": len(files), "parsed": len(todo), "cached": len(files) - len(todo)}
+    cached = None if keep_context else cache.load(run_key)
+    if isinstance(cached, dict) and cached.get("version") == 1:
+        errors.extend(cached["file_errors"])
+        errors.extend(FileError(_display(files, p), "unreadable", m) for p, m in read_failures.items())
+        return _finish(cached["findings"], errors, {**base_stats, **cached["stats"], "reused_result": True},
+                       files, None, rules, start)
+
+    # 4. Otherwise load every summary (from the cache where unchanged) and run the rules.
+    missing = [f.path for f in files if f.path in digests and f.path not in parsed]
+    for path in missing:
+        hit = cache.get_summary(digests[path])
+        if isinstance(hit, _Parsed):
+            parsed[path] = hit
+    lost = [p for p in missing if p not in parsed]  # evicted from the cache: parse again
+    _parse_all(lost, settings, cache, parsed, read_failures)
 
     modules: list[Module] = []
+    file_errors: list[FileError] = []
     n_lines = 0
     for f in files:
         if f.path in read_failures:
@@ -171,42 +185,56 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
             continue
         if p.error is not None:
             kind, message, line = p.error
-            errors.append(FileError(f.display, kind, message, line))
+            file_errors.append(FileError(f.display, kind, message, line))
             continue
         n_lines += p.summary.lines
         modules.append(Module(f.module, f, p.summary))
+    errors.extend(file_errors)
 
-    rules = settings.rules()
-    run_key = "result-" + hashlib.blake2b(
-        repr((TOOL_KEY, settings.key(), [(f.display, f.module, parsed[f.path].digest)
-                                         for f in files if f.path in parsed])).encode(),
-        digest_size=16).hexdigest() + ".pickle"
-    cached = None if keep_context else cache.load(run_key)
-    stats = {"files": len(files), "lines": n_lines, "parsed": len(todo), "cached": n_cached,
-             "errors": len(errors)}
-    if isinstance(cached, tuple) and len(cached) == 2:
-        findings, rule_stats = cached
-        stats.update(rule_stats)
-        stats["reused_result"] = True
-        context = None
+    index = TreeIndex(modules)
+    bridge = AstroidBridge(index, budget=settings.astroid_budget) if settings.astroid else None
+    context = Context.build(index, fallback=bridge)
+    findings: list[Finding] = []
+    for rule in rules:
+        findings.extend(rule.check(context))
+    findings.sort(key=lambda f: f.sort_key)
+    rule_stats = {
+        "lines": n_lines, "classes": len(index.classes),
+        "families": len({r for roots in context.model.family_members.values() for r in roots}),
+        "wrappers": len(context.model.wrappers),
+        "astroid_queries": bridge.calls if bridge else 0,
+        "astroid_answers": bridge.answers if bridge else 0,
+    }
+    cache.store(run_key, {"version": 1, "findings": findings, "file_errors": file_errors, "stats": rule_stats})
+    return _finish(findings, errors, {**base_stats, **rule_stats}, files, context if keep_context else None,
+                   rules, start)
+
+
+def _display(files: list[SourceFile], path: str) -> str:
+    return next((f.display for f in files if f.path == path), path)
+
+
+def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict, failures: dict) -> None:
+    if not paths:
+        return
+    jobs = settings.jobs or os.cpu_count() or 1
+    tasks = [(p, settings.max_file_bytes, cache.dir if cache.enabled else None) for p in paths]
+    if jobs > 1 and len(paths) >= PARALLEL_THRESHOLD:
+        ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker) as pool:
+            results = list(pool.map(_worker, tasks, chunksize=max(1, len(tasks) // (jobs * 8))))
     else:
-        index = TreeIndex(modules)
-        bridge = AstroidBridge(index, budget=settings.astroid_budget) if settings.astroid else None
-        context = Context.build(index, fallback=bridge)
-        findings = []
-        for rule in rules:
-            findings.extend(rule.check(context))
-        findings.sort(key=lambda f: f.sort_key)
-        rule_stats = {
-            "classes": len(index.classes), "families": len({r for roots in context.model.family_members.values()
-                                                             for r in roots}),
-            "wrappers": len(context.model.wrappers),
-            "astroid_queries": bridge.calls if bridge else 0,
-            "astroid_answers": bridge.answers if bridge else 0,
-        }
-        stats.update(rule_stats)
-        cache.store(run_key, (findings, rule_stats))
+        results = [_worker(t) for t in tasks]
+    for path, result, failure in results:
+        if failure is not None:
+            failures[path] = failure
+        else:
+            parsed[path] = result
+
+
+def _finish(findings, errors, stats, files, context, rules, start) -> Result:
     errors.sort(key=lambda e: (e.path, e.line))
+    stats["errors"] = len(errors)
     stats["by_rule"] = {r.code: sum(1 for f in findings if f.code == r.code) for r in rules}
     stats["seconds"] = round(time.perf_counter() - start, 3)
-    return Result(findings, errors, stats, files, context if keep_context else None)
+    return Result(findings, errors, stats, files, context)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterable
 
 from ..linter.context import Context
@@ -191,9 +192,15 @@ def prefill(backend: Backend, batch):
                    f"so the hook never runs")
         details = (("probe", f"{first[0].path}:{first[1].line}"), ("probe_kind", first[1].kind),
                    ("delegates", ",".join(d.attr for d in wrapper.delegates)), ("owners", ",".join(owners)))
-        return self.finding(path=entry.file.display, line=entry.info.line, column=entry.info.col + 1,
-                            message=message, class_name=wq, member=member, targets=owners, evidence=evidence,
-                            details=details)
+        kinds = {ctx.index.lookup(o, member)[1] for o in owners}
+        finding = self.finding(path=entry.file.display, line=entry.info.line, column=entry.info.col + 1,
+                               message=message, class_name=wq, member=member, targets=owners, evidence=evidence,
+                               details=details + (("hook_kind", "method" if "method" in kinds else "data"),))
+        if "method" not in kinds:
+            # A hidden data attribute makes the probe fall back to its default rather than skip
+            # behaviour: still drift, reported one level lower.
+            finding = replace(finding, severity="warning")
+        return finding
 
 
 def _probe_text(probe) -> str:
