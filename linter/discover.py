@@ -20,6 +20,7 @@ class SourceFile:
     path: str  # absolute, as found (symlinks not resolved, so users see their own paths)
     display: str  # relative to the command-line argument it was found under
     module: str  # dotted module name
+    root: str = ""  # the import root the module name is relative to
 
 
 def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> tuple[list[SourceFile], list[FileError]]:
@@ -85,7 +86,8 @@ def _add(files, seen, roots_cache, full, display, errors) -> None:
     seen.add(real)
     if full.endswith(".pyi") and os.path.exists(full[:-1]):
         return  # the implementation is what runs; stubs only where no source exists
-    files.append(SourceFile(full, display, module_name(full, roots_cache)))
+    files.append(SourceFile(full, display, module_name(full, roots_cache),
+                            roots_cache.get(os.path.dirname(full), "")))
 
 
 def module_name(path: str, roots_cache: dict[str, str] | None = None) -> str:

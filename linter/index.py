@@ -42,9 +42,10 @@ class Symbol:
 
 class TreeIndex:
     def __init__(self, modules: list[Module]):
+        _separate_projects(modules)
         self.modules: dict[str, Module] = {}
         for m in modules:
-            # Two files claiming one module (a stub and its source, two roots): keep the first.
+            # Two files claiming one module within one project: keep the first.
             self.modules.setdefault(m.name, m)
         self.classes: dict[str, ClassEntry] = {}
         for m in self.modules.values():
@@ -57,7 +58,18 @@ class TreeIndex:
         self._members_memo: dict[str, tuple[dict, dict]] = {}
 
     # --- modules and names ------------------------------------------------------------------
-    def find_module(self, name: str) -> str | None:
+    def find_module(self, name: str, near: str | None = None) -> str | None:
+        """The module `name` refers to; from inside module `near`, its own project comes first."""
+        if near and ":" in near:
+            prefixed = near.split(":", 1)[0] + ":" + name
+            if prefixed in self.modules:
+                return prefixed
+            hit = self._find_module(prefixed)
+            if hit:
+                return hit
+        return self._find_module(name)
+
+    def _find_module(self, name: str) -> str | None:
         if name in self.modules:
             return name
         # Trees are often analysed from inside a package or through namespace folders; accept a
@@ -114,7 +126,7 @@ class TreeIndex:
             for imp in summary.imports:
                 if imp.name is None and imp.local != imp.module and "." in imp.local and \
                         (dotted == imp.local or dotted.startswith(imp.local + ".")):
-                    target = self.find_module(imp.module)
+                    target = self.find_module(imp.module, module)
                     if target:
                         tail = dotted[len(imp.local) + 1:]
                         return self._member(Symbol("module", target), tail, depth) if tail else \
@@ -130,7 +142,7 @@ class TreeIndex:
             if sym is None:
                 for imp in summary.imports:
                     if imp.local == "*":
-                        target = self.find_module(self._absolute(module, imp.module, imp.level))
+                        target = self.find_module(self._absolute(module, imp.module, imp.level), module)
                         if target and target != module:
                             star = self.resolve_name(target, head, depth + 1)
                             if star:
@@ -142,16 +154,16 @@ class TreeIndex:
 
     def _import_target(self, module: str, imp, depth: int) -> Symbol | None:
         if imp.name is None:
-            target = self.find_module(imp.module)
+            target = self.find_module(imp.module, module)
             return Symbol("module", target) if target else None
         base = self._absolute(module, imp.module, imp.level)
-        submodule = self.find_module(f"{base}.{imp.name}" if base else imp.name)
+        submodule = self.find_module(f"{base}.{imp.name}" if base else imp.name, module)
         if submodule and (submodule.endswith("." + imp.name) or submodule == imp.name):
             # `from pkg import mod` binds the submodule unless pkg defines that name itself.
-            base_mod = self.find_module(base) if base else None
+            base_mod = self.find_module(base, module) if base else None
             if base_mod is None or not self._defines(base_mod, imp.name):
                 return Symbol("module", submodule)
-        base_mod = self.find_module(base) if base else None
+        base_mod = self.find_module(base, module) if base else None
         if base_mod is None:
             return None
         if base_mod == module:
@@ -165,9 +177,8 @@ class TreeIndex:
 
     def _member(self, sym: Symbol, rest: str, depth: int) -> Symbol | None:
         if sym.kind == "module":
-            return self.resolve_name(sym.qual, rest, depth + 1) or (
-                Symbol("module", self.find_module(f"{sym.qual}.{rest}"))
-                if self.find_module(f"{sym.qual}.{rest}") else None)
+            sub = self.find_module(f"{sym.qual}.{rest}", sym.qual)
+            return self.resolve_name(sym.qual, rest, depth + 1) or (Symbol("module", sub) if sub else None)
         if sym.kind == "class":
             nested = f"{sym.qual}.{rest}"
             return Symbol("class", nested) if nested in self.classes else None
@@ -293,3 +304,31 @@ class TreeIndex:
     def roots(self, qual: str) -> set[str]:
         """The top-most in-tree ancestors of a class (the roots of its families)."""
         return {c for c in self.mro(qual) if not self.bases(c)[0]}
+
+
+def _separate_projects(modules: list[Module]) -> None:
+    """Give each project its own module namespace when several claim the same module names.
+
+    Analysing `fixtures/` (or a monorepo of services) finds several import roots that each have
+    a `serving` package. Their modules are renamed `<root>:<module>`, and imports made inside a
+    project resolve within it first, so one project's classes never stand in for another's.
+    """
+    roots_by_name: dict[str, set[str]] = {}
+    for m in modules:
+        roots_by_name.setdefault(m.name, set()).add(m.file.root)
+    clashing = {r for roots in roots_by_name.values() if len(roots) > 1 for r in roots}
+    if not clashing:
+        return
+    labels: dict[str, str] = {}
+    used: set[str] = set()
+    for root in sorted(clashing):
+        parts = root.rstrip("/").split("/")
+        for depth in range(1, len(parts) + 1):
+            label = "/".join(parts[-depth:])
+            if label not in used:
+                break
+        used.add(label)
+        labels[root] = label
+    for m in modules:
+        if m.file.root in labels:
+            m.name = f"{labels[m.file.root]}:{m.name}"
