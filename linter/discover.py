@@ -62,7 +62,7 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> tuple[list[Sour
                 disp = _display(full, top)
                 if _excluded(disp, name, exclude):
                     continue
-                _add(files, seen, roots_cache, full, disp, errors)
+                _add(files, seen, roots_cache, full, disp, errors, top)
     return files, errors
 
 
@@ -76,7 +76,7 @@ def _excluded(display: str, name: str, patterns: tuple[str, ...]) -> bool:
                for p in patterns)
 
 
-def _add(files, seen, roots_cache, full, display, errors) -> None:
+def _add(files, seen, roots_cache, full, display, errors, top: str | None = None) -> None:
     if os.path.islink(full) and not os.path.exists(full):
         errors.append(FileError(display, "unreadable", "broken symbolic link"))
         return
@@ -86,21 +86,23 @@ def _add(files, seen, roots_cache, full, display, errors) -> None:
     seen.add(real)
     if full.endswith(".pyi") and os.path.exists(full[:-1]):
         return  # the implementation is what runs; stubs only where no source exists
-    files.append(SourceFile(full, display, module_name(full, roots_cache),
-                            roots_cache.get(os.path.dirname(full), "")))
+    files.append(SourceFile(full, display, module_name(full, roots_cache, top),
+                            roots_cache.get((os.path.dirname(full), top), "")))
 
 
-def module_name(path: str, roots_cache: dict[str, str] | None = None) -> str:
+def module_name(path: str, roots_cache: dict | None = None, top: str | None = None) -> str:
     """The module name Python would give the file.
 
     Walks up through packages as mypy does. Namespace packages (folders without __init__.py, as
     in sglang/srt) are crossed when a regular package lies above them, so that
-    `sglang/srt/layers/x.py` is `sglang.srt.layers.x`, matching the tree's own imports.
+    `sglang/srt/layers/x.py` is `sglang.srt.layers.x`, matching the tree's own imports. Where
+    no regular package lies above, the folder given on the command line is the import root
+    (folders below it are namespace packages), as for a source tree without `__init__.py` files.
     """
     cache = roots_cache if roots_cache is not None else {}
     directory, filename = os.path.split(path)
     stem = filename.rsplit(".", 1)[0]
-    root = _import_root(directory, cache)
+    root = _import_root(directory, cache, top)
     rel = os.path.relpath(directory, root)
     parts = [] if rel == "." else rel.split(os.sep)
     if stem != "__init__":
@@ -108,9 +110,9 @@ def module_name(path: str, roots_cache: dict[str, str] | None = None) -> str:
     return ".".join(parts) or stem
 
 
-def _import_root(directory: str, cache: dict[str, str]) -> str:
-    if directory in cache:
-        return cache[directory]
+def _import_root(directory: str, cache: dict, top: str | None) -> str:
+    if (directory, top) in cache:
+        return cache[(directory, top)]
     chain = []
     current = directory
     highest_package = None
@@ -125,6 +127,12 @@ def _import_root(directory: str, cache: dict[str, str]) -> str:
         if parent == current:
             break
         current = parent
-    root = os.path.dirname(highest_package) if highest_package else directory
-    cache[directory] = root
+    if highest_package:
+        root = os.path.dirname(highest_package)
+    elif top and (directory == top or directory.startswith(top.rstrip(os.sep) + os.sep)) and all(
+            part.isidentifier() for part in os.path.relpath(directory, top).split(os.sep) if part != "."):
+        root = top
+    else:
+        root = directory
+    cache[(directory, top)] = root
     return root

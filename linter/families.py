@@ -30,6 +30,7 @@ class Wrapper:
     qual: str
     delegates: list[Delegate]
     forwards: list[Evidence] = field(default_factory=list)
+    forwarded: set[str] = field(default_factory=set)  # members it calls or probes on its delegates
 
     def delegate_types(self) -> set[str]:
         out: set[str] = set()
@@ -42,6 +43,7 @@ class FamilyModel:
     def __init__(self, index: TreeIndex, resolver: Resolver):
         self.index = index
         self.resolver = resolver
+        self._provided_memo: dict[tuple, dict[str, set[str]]] = {}
 
     @cached_property
     def family_members(self) -> dict[str, frozenset[str]]:
@@ -77,8 +79,32 @@ class FamilyModel:
             out -= set(self.wrappers)
         return sorted(out)
 
+    def members_provided(self, impls: list[str]) -> dict[str, set[str]]:
+        """Member name -> the classes that define it, over every implementation in `impls`."""
+        key = tuple(impls)
+        hit = self._provided_memo.get(key)
+        if hit is None:
+            hit = {}
+            for impl in impls:
+                class_level, instance_level = self.index.member_table(impl)
+                for name, (owner, _) in instance_level.items():
+                    if name not in class_level:
+                        hit.setdefault(name, set()).add(owner)
+                for name, (owner, _) in class_level.items():
+                    hit.setdefault(name, set()).add(owner)
+            self._provided_memo[key] = hit
+        return hit
+
     def wrapper_ancestors(self, qual: str) -> list[str]:
         return [c for c in self.index.mro(qual)[1:] if c in self.wrappers]
+
+    def reads_own_delegate(self, site_cls: str | None, fn: FunctionInfo, ref: tuple | None) -> bool:
+        """A wrapper's method reaching one of its own delegates (`self.full_attn_backend`, a loop
+        over `self.backends`), as opposed to any other receiver."""
+        if site_cls is None or site_cls not in self.wrappers or not fn.params:
+            return False
+        attrs = {d.attr for d in self.wrappers[site_cls].delegates}
+        return mentions_self_attr(ref, fn, fn.params[0].name, attrs) is not None
 
     def is_wrapper_internal(self, site_cls: str | None, fn: FunctionInfo, ref: tuple | None) -> bool:
         """A wrapper's own code reading its delegates (not itself): never a probe of a wrapper."""
@@ -118,13 +144,14 @@ class FamilyModel:
             return None
         names = {d.attr for d in delegates}
         forwards: list[Evidence] = []
+        forwarded: set[str] = set()
         for c in self.index.mro(qual):
-            forwards.extend(self._forwarding_sites(self.index.classes[c], names))
+            forwards.extend(self._forwarding_sites(self.index.classes[c], names, forwarded))
         if not forwards:
             return None
-        return Wrapper(qual, delegates, forwards)
+        return Wrapper(qual, delegates, forwards, forwarded)
 
-    def _forwarding_sites(self, entry, delegate_attrs: set[str]) -> list[Evidence]:
+    def _forwarding_sites(self, entry, delegate_attrs: set[str], forwarded: set[str]) -> list[Evidence]:
         out: list[Evidence] = []
         for fn in entry.info.methods.values():
             self_name = fn.params[0].name if fn.params else None
@@ -135,12 +162,14 @@ class FamilyModel:
                 recv = func[1] if func[0] in ("attr", "getattr") else _local_getattr_recv(fn, func)
                 attr = mentions_self_attr(recv, fn, self_name, delegate_attrs)
                 if attr:
-                    member = func[2] if func[0] in ("attr", "getattr") else "?"
+                    member = func[2] if func[0] in ("attr", "getattr") else _local_getattr_member(fn, func)
+                    forwarded.add(member)
                     out.append(Evidence(entry.file.display, call.line,
                                         f"`{entry.info.name}.{fn.name}` forwards `{member}` to `self.{attr}`"))
             for probe in fn.probes:
                 attr = mentions_self_attr(probe.receiver, fn, self_name, delegate_attrs)
                 if attr:
+                    forwarded.add(probe.member)
                     out.append(Evidence(entry.file.display, probe.line,
                                         f"`{entry.info.name}.{fn.name}` probes `{probe.member}` on `self.{attr}`"))
         return out
@@ -150,6 +179,13 @@ def _root_name(ref: tuple | None) -> str | None:
     while ref is not None and ref[0] in ("attr", "call", "sub", "getattr", "iter"):
         ref = ref[1]
     return ref[1] if ref is not None and ref[0] == "name" else None
+
+
+def _local_getattr_member(fn: FunctionInfo, func: tuple) -> str:
+    for value in fn.locals.get(func[1], ()):
+        if value and value[0] == "getattr":
+            return value[2]
+    return "?"
 
 
 def _local_getattr_recv(fn: FunctionInfo, func: tuple) -> tuple | None:

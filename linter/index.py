@@ -261,7 +261,7 @@ class TreeIndex:
                     todo.append(child)
         return out
 
-    def _member_table(self, qual: str) -> tuple[dict[str, tuple[str, str]], dict[str, tuple[str, str]]]:
+    def member_table(self, qual: str) -> tuple[dict[str, tuple[str, str]], dict[str, tuple[str, str]]]:
         table = self._members_memo.get(qual)
         if table is None:
             class_level: dict[str, tuple[str, str]] = {}
@@ -286,11 +286,11 @@ class TreeIndex:
         Class-level definitions anywhere in the MRO win over instance assignments, as they do
         for methods and properties at run time.
         """
-        class_level, instance_level = self._member_table(qual)
+        class_level, instance_level = self.member_table(qual)
         return class_level.get(member) or instance_level.get(member)
 
     def method(self, qual: str, name: str) -> tuple[str, FunctionInfo] | None:
-        hit = self._member_table(qual)[0].get(name)
+        hit = self.member_table(qual)[0].get(name)
         if hit is None or hit[1] != "method":
             return None  # missing, or a class attribute shadows any method further up
         return hit[0], self.classes[hit[0]].info.methods[name]

@@ -287,6 +287,14 @@ class Resolver:
                     steps.extend(r.steps)
         return Resolution(frozenset(out), tuple(steps[:8]), func.via)
 
+    def _within(self, t, declared: frozenset) -> bool:
+        """Whether type element `t` is one of, or a subclass of, the declared types."""
+        if isinstance(t, str):
+            return any(isinstance(d, str) and d in self.index.mro(t) for d in declared)
+        if t[0] == "seq":
+            return any(isinstance(d, tuple) and d[0] == "seq" and d[1] in self.index.mro(t[1]) for d in declared)
+        return False
+
     def _returns(self, owner: str, fn: FunctionInfo, depth: int) -> Resolution:
         return self._return_types(self.index.classes[owner].module, owner, fn, depth)
 
@@ -298,18 +306,21 @@ class Resolver:
         path = self._path(module)
         label = f"{owner.rsplit('.', 1)[-1]}.{fn.name}" if owner else fn.name
         types = self.annotation(fn.returns, module)
-        if types:
+        out, steps = set(), []
+        for value in fn.return_values:
+            r = self.resolve(value, Scope(module, owner, fn), depth + 1)
+            out |= r.types
+            steps.extend(r.steps)
+        # A factory annotated with the base but returning one concrete class is that class: the
+        # return statements are the more precise fact whenever they agree with the annotation.
+        if out and (not types or all(self._within(t, types) for t in out)):
+            shown = ", ".join(sorted(describe_type(t) for t in out))
+            steps.append(Evidence(path, fn.line, f"`{label}()` returns {shown} (from its return statements)"))
+            res = Resolution(frozenset(out), tuple(steps[:8]))
+        elif types:
             res = Resolution(types, (Evidence(path, fn.line, f"`{label}()` returns "
                                                              f"`{self.annotation_text(fn.returns)}`"),))
         else:
-            out, steps = set(), []
-            for value in fn.return_values:
-                r = self.resolve(value, Scope(module, owner, fn), depth + 1)
-                out |= r.types
-                steps.extend(r.steps)
-            if out:
-                shown = ", ".join(sorted(describe_type(t) for t in out))
-                steps.append(Evidence(path, fn.line, f"`{label}()` returns {shown} (from its return statements)"))
-            res = Resolution(frozenset(out), tuple(steps[:8]))
+            res = NOTHING
         self._return_memo[key] = res
         return res

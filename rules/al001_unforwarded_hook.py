@@ -145,12 +145,11 @@ def prefill(backend: Backend, batch):
                 continue  # dynamic forwarding, or members we cannot see: no claim
             entry = index.classes[wq]
             impls = model.implementations(wrapper.delegate_types(), exclude=wq)
-            for member in sorted(ctx.probes):
+            provided = model.members_provided(impls)
+            for member in sorted(provided.keys() & ctx.probes.keys()):
                 if member.startswith("__") or index.lookup(wq, member) is not None:
                     continue
-                owners = sorted({hit[0] for hit in (index.lookup(i, member) for i in impls) if hit})
-                if not owners:
-                    continue
+                owners = sorted(provided[member])
                 if any(index.lookup(a, member) is None for a in model.wrapper_ancestors(wq)):
                     continue  # the wrapper base it inherits from hides it too: reported there
                 hits = []

@@ -103,19 +103,18 @@ class Runner:
 
     def check(self, ctx: Context) -> Iterable[Finding]:
         index, model = ctx.index, ctx.model
-        members = sorted(set(ctx.probes) | set(ctx.member_calls))
+        used = ctx.probes.keys() | ctx.member_calls.keys()
         for wq, wrapper in sorted(model.wrappers.items()):
             if index.opaque_bases(wq):
                 continue
             entry = index.classes[wq]
             statics = wrapper.delegate_types()
             impls = model.implementations(statics, exclude=wq)
-            for member in members:
-                if member.startswith("__"):
+            for member, hit in sorted(index.member_table(wq)[0].items()):
+                if member.startswith("__") or member not in used or hit[0] == wq or hit[1] != "method":
                     continue
-                hit = index.lookup(wq, member)
-                if hit is None or hit[0] == wq or hit[1] != "method":
-                    continue
+                if member in wrapper.forwarded:
+                    continue  # the wrapper drives the delegates' hook itself, from another method
                 base = hit[0]
                 base_fn = index.classes[base].info.methods[member]
                 if not base_fn.noop or base_fn.kind == "property":
