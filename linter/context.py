@@ -76,8 +76,17 @@ class Context:
         self._memo[key] = res
         return res
 
-    def can_be(self, res: Resolution, qual: str) -> str | None:
-        """The static type in `res` that admits an instance of `qual`, if any."""
+    def can_be(self, res: Resolution, qual: str, site: Site | None = None, ref: tuple | None = None) -> str | None:
+        """The static type in `res` that admits an instance of `qual`, if any.
+
+        A probe of `self` inside method M of class C sees an instance of `qual` only when `qual`
+        runs that very M: a class overriding M never reaches the probe.
+        """
+        if site is not None and site.cls and ref is not None and site.fn.params \
+                and ref == ("name", site.fn.params[0].name):
+            hit = self.index.lookup(qual, site.fn.name)
+            if hit is None or hit[0] != site.cls:
+                return None
         mro = self.index.mro(qual)
         for t in sorted(res.instances()):
             if t in mro:

@@ -11,7 +11,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from .astroid_bridge import AstroidBridge
-from .cache import TOOL_KEY, Cache, content_hash, default_cache_dir
+from .cache import SUMMARY_KEY, TOOL_KEY, Cache, content_hash, default_cache_dir
 from .context import Context
 from .discover import SourceFile, discover
 from .findings import FileError, Finding
@@ -115,7 +115,8 @@ def analyse(paths: list[str], settings: Settings | None = None, keep_context: bo
 def _analyse(paths: list[str], settings: Settings, start: float, keep_context: bool) -> Result:
     files, errors = discover(paths, settings.exclude)
     cache = Cache(settings.cache_dir)
-    stat_key = "stat-" + hashlib.blake2b(repr(sorted(os.path.abspath(p) for p in paths)).encode(),
+    # The stat map names content digests, which are only valid for one summary format.
+    stat_key = "stat-" + hashlib.blake2b(repr((SUMMARY_KEY, sorted(os.path.abspath(p) for p in paths))).encode(),
                                          digest_size=8).hexdigest() + ".pickle"
     old_stats: dict = cache.load(stat_key) or {}
     new_stats: dict = {}

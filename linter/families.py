@@ -13,7 +13,7 @@ from functools import cached_property
 
 from .findings import Evidence
 from .index import TreeIndex
-from .resolve import Resolver, describe_type
+from .resolve import Resolver, Scope, describe_type
 from .summary import FunctionInfo
 
 
@@ -95,6 +95,76 @@ class FamilyModel:
             self._provided_memo[key] = hit
         return hit
 
+    @cached_property
+    def structural_members(self) -> frozenset[str]:
+        """Names of wrappers' delegate attributes (`full_attn_backend`, `primary`, ...).
+
+        Probing one of these asks "is this a wrapper?", which is code unwrapping wrappers, not a
+        hook: an implementation that happens to have an attribute of that name (FlashInfer's
+        `prefill_backend = "fa2"`) is a name collision, never a hidden hook.
+        """
+        return frozenset(d.attr for w in self.wrappers.values() for d in w.delegates)
+
+    @cached_property
+    def unwrapping_functions(self) -> frozenset[int]:
+        """Functions (by id) that look through wrappers: they read or probe a wrapper's delegate
+        attribute on something other than `self`. Values they return or probe have been
+        unwrapped, so they are not taken to be wrappers."""
+        names = self.structural_members
+        out: set[int] = set()
+        for mod in self.index.modules.values():
+            summary = mod.summary
+            fns = [(None, summary.toplevel)] + [(None, f) for f in summary.functions.values()]
+            for cname, cls in summary.classes.items():
+                fns.extend((f"{mod.name}.{cname}", f) for f in cls.methods.values())
+            for cqual, fn in fns:
+                # A wrapper reading its own delegates is forwarding, not unwrapping; any other code
+                # that looks for delegate attributes (base-class helpers included) unwraps.
+                own = {d.attr for d in self.wrappers[cqual].delegates} if cqual in self.wrappers else set()
+                self_name = fn.params[0].name if fn.params and own else None
+                if any(p.member in names and not (p.member in own and _root_name(p.receiver) == self_name)
+                       for p in fn.probes) or any(_reads_attr(v, names - own, None) or
+                                                  _reads_attr(v, names & own, self_name)
+                                                  for values in fn.locals.values() for v in values):
+                    out.add(id(fn))
+        return frozenset(out)
+
+    def via_unwrapper(self, site_fn: FunctionInfo, scope, ref: tuple | None, depth: int = 0) -> bool:
+        """Whether a receiver comes out of wrapper-unwrapping code (see unwrapping_functions)."""
+        if id(site_fn) in self.unwrapping_functions:
+            return True
+        if ref is None or depth > 6:
+            return False
+        kind = ref[0]
+        if kind == "call":
+            res = self.resolver.resolve(ref[1], scope)
+            for t in res.types:
+                fn = self._function_of(t)
+                if fn is not None and id(fn) in self.unwrapping_functions:
+                    return True
+            return self.via_unwrapper_inner(site_fn, scope, ref[1], depth)
+        return self.via_unwrapper_inner(site_fn, scope, ref, depth)
+
+    def via_unwrapper_inner(self, site_fn, scope, ref, depth) -> bool:
+        kind = ref[0] if ref else None
+        if kind in ("attr", "sub", "iter", "getattr", "call"):
+            return self.via_unwrapper(site_fn, scope, ref[1], depth + 1) if ref[1] else False
+        if kind == "name" and ref[1] in site_fn.locals:
+            return any(self.via_unwrapper(site_fn, scope, v, depth + 1) for v in site_fn.locals[ref[1]])
+        return False
+
+    def _function_of(self, t) -> FunctionInfo | None:
+        if not isinstance(t, tuple):
+            return None
+        if t[0] == "fn":
+            module, _, name = t[1].rpartition(".")
+            mod = self.index.modules.get(module)
+            return mod.summary.functions.get(name) if mod else None
+        if t[0] == "method":
+            entry = self.index.classes.get(t[1])
+            return entry.info.methods.get(t[2]) if entry else None
+        return None
+
     def wrapper_ancestors(self, qual: str) -> list[str]:
         return [c for c in self.index.mro(qual)[1:] if c in self.wrappers]
 
@@ -121,7 +191,80 @@ class FamilyModel:
             w = self._wrapper(qual)
             if w is not None:
                 out[qual] = w
+        for w in out.values():
+            for d in w.delegates:
+                self._narrow_by_construction(w.qual, d)
         return out
+
+    # --- what the constructors are really given ------------------------------------------------
+    @cached_property
+    def _constructions_by_name(self) -> dict[str, list[tuple[Scope, tuple]]]:
+        out: dict[str, list[tuple[Scope, tuple]]] = {}
+        for mod in self.index.modules.values():
+            summary = mod.summary
+            scopes = [(None, summary.toplevel)] + [(None, f) for f in summary.functions.values()]
+            for cname, cinfo in summary.classes.items():
+                scopes.extend((f"{mod.name}.{cname}", f) for f in cinfo.methods.values())
+            for cqual, fn in scopes:
+                for construction in fn.constructions:
+                    callee = construction[0]
+                    last = callee[1].rsplit(".", 1)[-1] if callee[0] == "name" else callee[-1]
+                    out.setdefault(last, []).append((Scope(mod.name, cqual, fn), construction))
+        return out
+
+    def _narrow_by_construction(self, qual: str, delegate: Delegate) -> None:
+        """Where every construction of the wrapper in the tree passes known classes for the
+        parameter a delegate is stored from, the delegate holds those, not every subclass of its
+        annotation (`DotsHybrid(create_dsa_backend(...), ...)` holds a DSA backend)."""
+        found = self.index.method(qual, "__init__")
+        if found is None:
+            return
+        owner, init = found
+        params = [p.name for p in init.params[1:]]
+        used: list[str] = []
+        for value, _, _ in init.self_attrs.get(delegate.attr, ()):
+            items = value[1] if value and value[0] == "seq" else (value,)
+            for item in items:
+                if not item or item[0] != "name" or item[1] not in params:
+                    return
+                used.append(item[1])
+        if not used:
+            return
+        sites = []
+        short = qual.rsplit(".", 1)[-1]
+        for scope, construction in self._constructions_by_name.get(short, ()):
+            res = self.resolver.resolve(construction[0], scope)
+            if ("cls", qual) in res.types:
+                sites.append((scope, construction))
+        if not sites:
+            return
+        types: set[str] = set()
+        evidence: list[Evidence] = []
+        for scope, (_, args, kwargs, star) in sites:
+            if star:
+                return
+            keywords = dict(kwargs)
+            for name in used:
+                idx = params.index(name)
+                arg = keywords.get(name) or (args[idx] if idx < len(args) else None)
+                if arg is None:
+                    return
+                res = self.resolver.resolve(arg, scope)
+                inst = {t for t in res.instances() if self.same_family(t, qual)}
+                if not inst:
+                    return
+                types |= inst
+                mod = self.index.modules[scope.module]
+                line = scope.fn.line
+                evidence.append(Evidence(mod.file.display, line,
+                                         f"`{short}(...)` in `{scope.fn.name}` passes "
+                                         f"{', '.join(sorted(describe_type(t) for t in inst))} as `{name}`"))
+        if types and types != set(delegate.types):
+            delegate.types = frozenset(types)
+            delegate.evidence = delegate.evidence + tuple(evidence[:3]) + (Evidence(
+                self.index.classes[qual].file.display, self.index.classes[qual].info.line,
+                f"every construction of `{short}` in the tree is seen: `self.{delegate.attr}` holds "
+                f"{', '.join(sorted(describe_type(t) for t in types))}"),)
 
     def _wrapper(self, qual: str) -> Wrapper | None:
         entry = self.index.classes[qual]
@@ -179,6 +322,20 @@ def _root_name(ref: tuple | None) -> str | None:
     while ref is not None and ref[0] in ("attr", "call", "sub", "getattr", "iter"):
         ref = ref[1]
     return ref[1] if ref is not None and ref[0] == "name" else None
+
+
+def _reads_attr(ref, names: frozenset[str], self_name: str | None) -> bool:
+    """Whether an expression reads `<x>.<name>` for a name in `names`, with x not `self`."""
+    while isinstance(ref, tuple) and ref:
+        if ref[0] == "attr" and ref[2] in names and _root_name(ref[1]) != self_name:
+            return True
+        if ref[0] in ("attr", "sub", "iter", "getattr", "call"):
+            ref = ref[1]
+        elif ref[0] in ("seq", "union"):
+            return any(_reads_attr(r, names, self_name) for r in ref[1])
+        else:
+            return False
+    return False
 
 
 def _local_getattr_member(fn: FunctionInfo, func: tuple) -> str:

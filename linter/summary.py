@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 4
+SUMMARY_VERSION = 5
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -76,6 +76,9 @@ class FunctionInfo:
     self_attrs: dict[str, tuple[tuple[tuple | None, tuple | None, int], ...]] = field(default_factory=dict)
     calls: tuple[CallSite, ...] = ()
     probes: tuple[Probe, ...] = ()
+    # Calls of CamelCase names (constructors, by convention) with their argument expressions:
+    # (callee ref, positional refs, ((keyword, ref), ...), has *args or **kwargs).
+    constructions: tuple[tuple, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -233,6 +236,7 @@ class _FunctionWalker(ast.NodeVisitor):
         self.self_attrs: dict[str, list[tuple]] = {}
         self.calls: list[CallSite] = []
         self.probes: list[Probe] = []
+        self.constructions: list[tuple] = []
         self.return_values: list[tuple] = []
         self.nested: list[ast.AST] = []
         self._attr_guard_depth = 0  # inside `try: ... except AttributeError`
@@ -453,6 +457,13 @@ class _FunctionWalker(ast.NodeVisitor):
                     kws.append(kw.arg)
             self.calls.append(CallSite(node.lineno, node.col_offset, callee, n_pos, tuple(kws), star, dstar,
                                        node.end_col_offset or 0))
+            last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if last[:1].isupper() and (node.args or node.keywords):
+                self.constructions.append((
+                    ("name", dotted(func)) if dotted(func) else callee,
+                    tuple(None if isinstance(a, ast.Starred) else self.ref(a) for a in node.args),
+                    tuple((kw.arg, self.ref(kw.value)) for kw in node.keywords if kw.arg),
+                    star or dstar))
         self.generic_visit(node)
 
 
@@ -506,7 +517,7 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
         is_async=isinstance(node, ast.AsyncFunctionDef),
         locals={k: tuple(v) for k, v in walker.locals.items()},
         self_attrs={k: tuple(v) for k, v in walker.self_attrs.items()},
-        calls=tuple(walker.calls), probes=tuple(walker.probes),
+        calls=tuple(walker.calls), probes=tuple(walker.probes), constructions=tuple(walker.constructions),
     )
 
 
@@ -611,6 +622,7 @@ def summarise_tree(tree: ast.Module, n_lines: int) -> ModuleSummary:
         name="<module>", line=1, col=0, end_line=n_lines, params=(), decorators=(), returns=None,
         return_values=(), noop=False, locals={k: tuple(v) for k, v in top_walker.locals.items()},
         calls=tuple(top_walker.calls), probes=tuple(top_walker.probes),
+        constructions=tuple(top_walker.constructions),
     )
     _prune(toplevel, module_names, keep_all_locals=True)
     global_annotations = {k: v[0][1] for k, v in toplevel.locals.items() if v and v[0] and v[0][0] == "type"}
@@ -676,6 +688,11 @@ def _prune(fn: FunctionInfo, module_names: set[str], keep_all_locals: bool = Fal
         _names_in(value, wanted)
     for assigns in fn.self_attrs.values():
         for value, _, _ in assigns:
+            _names_in(value, wanted)
+    for _, args, kwargs, _ in fn.constructions:
+        for value in args:
+            _names_in(value, wanted)
+        for _, value in kwargs:
             _names_in(value, wanted)
     closure: dict[str, tuple[tuple, ...]] = {}
     todo = [n for n in wanted if n in fn.locals]

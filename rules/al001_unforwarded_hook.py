@@ -146,7 +146,7 @@ def prefill(backend: Backend, batch):
             entry = index.classes[wq]
             impls = model.implementations(wrapper.delegate_types(), exclude=wq)
             provided = model.members_provided(impls)
-            for member in sorted(provided.keys() & ctx.probes.keys()):
+            for member in sorted(provided.keys() & ctx.probes.keys() - model.structural_members):
                 if member.startswith("__") or index.lookup(wq, member) is not None:
                     continue
                 owners = sorted(provided[member])
@@ -154,10 +154,11 @@ def prefill(backend: Backend, batch):
                     continue  # the wrapper base it inherits from hides it too: reported there
                 hits = []
                 for site, probe in ctx.probes[member]:
-                    if model.is_wrapper_internal(site.cls, site.fn, probe.receiver):
-                        continue  # a wrapper probing its own delegate
+                    if model.is_wrapper_internal(site.cls, site.fn, probe.receiver) or model.via_unwrapper(
+                            site.fn, site.scope, probe.receiver):
+                        continue  # a wrapper probing its own delegate, or code that unwraps wrappers
                     res = ctx.receiver_types(site, probe.receiver, probe.line, probe.col, "probe")
-                    static = ctx.can_be(res, wq)
+                    static = ctx.can_be(res, wq, site, probe.receiver)
                     if static:
                         hits.append((site, probe, res, static))
                 if hits:

@@ -111,7 +111,8 @@ class Runner:
             statics = wrapper.delegate_types()
             impls = model.implementations(statics, exclude=wq)
             for member, hit in sorted(index.member_table(wq)[0].items()):
-                if member.startswith("__") or member not in used or hit[0] == wq or hit[1] != "method":
+                if member.startswith("__") or member not in used or hit[0] == wq or hit[1] != "method" \
+                        or member in model.structural_members:
                     continue
                 if member in wrapper.forwarded:
                     continue  # the wrapper drives the delegates' hook itself, from another method
@@ -141,10 +142,11 @@ class Runner:
         uses = [(s, p.receiver, p.line, p.col, "probe") for s, p in ctx.probes.get(member, ())]
         uses += [(s, target[0], c.line, c.col, "call") for s, c, target in ctx.member_calls.get(member, ())]
         for site, recv, line, col, kind in uses:
-            if ctx.model.is_wrapper_internal(site.cls, site.fn, recv):
+            if ctx.model.is_wrapper_internal(site.cls, site.fn, recv) or ctx.model.via_unwrapper(
+                    site.fn, site.scope, recv):
                 continue
             res = ctx.receiver_types(site, recv, line if kind == "probe" else 0, col, kind)
-            static = ctx.can_be(res, wq)
+            static = ctx.can_be(res, wq, site, recv)
             if static:
                 yield site, line, kind, res, static
 
