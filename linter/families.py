@@ -250,7 +250,7 @@ class FamilyModel:
                 if arg is None:
                     return
                 res = self.resolver.resolve(arg, scope)
-                inst = {t for t in res.instances() if self.same_family(t, qual)}
+                inst = {t for t in res.instances() if self.same_family(t, qual) and t != qual}
                 if not inst:
                     return
                 types |= inst

@@ -52,7 +52,7 @@ def _names(names: list[str]) -> str:
         return quoted[0]
     if len(quoted) == 2:
         return f"{quoted[0]} and {quoted[1]}"
-    return ", ".join(quoted[:-1]) + f" and {quoted[-1]}"
+    return ", ".join(quoted[:-1]) + f", and {quoted[-1]}"
 
 
 def bind_error(params: tuple[Param, ...], call: CallShape, qualname: str, implicit: int = 1) -> str | None:
@@ -68,22 +68,22 @@ def bind_error(params: tuple[Param, ...], call: CallShape, qualname: str, implic
     by_name = {p.name: p for p in params if p.kind in (POSITIONAL_OR_KEYWORD, KEYWORD_ONLY)}
 
     filled = {p.name for p in positional[: call.n_positional]}
-    posonly_as_kw: list[str] = []
+    posonly = {p.name for p in params if p.kind == POSITIONAL_ONLY}
     for kw in call.keywords:
         param = by_name.get(kw)
         if param is None:
             if has_varkw:
                 continue
-            if any(p.name == kw and p.kind == POSITIONAL_ONLY for p in params):
-                posonly_as_kw.append(kw)
-                continue
+            # At the first keyword that matches nothing, CPython names every positional-only
+            # parameter passed by keyword, if any, before calling the keyword unexpected.
+            as_kw = [k for k in call.keywords if k in posonly]
+            if as_kw:
+                return (f"{qualname}() got some positional-only arguments passed as keyword arguments: "
+                        f"'{', '.join(as_kw)}'")
             return f"{qualname}() got an unexpected keyword argument '{kw}'"
         if kw in filled:
             return f"{qualname}() got multiple values for argument '{kw}'"
         filled.add(kw)
-    if posonly_as_kw:
-        return (f"{qualname}() got some positional-only arguments passed as keyword arguments: "
-                f"'{', '.join(posonly_as_kw)}'")
 
     if call.n_positional > len(positional) and not has_varargs:
         co_argcount = len(positional) + implicit

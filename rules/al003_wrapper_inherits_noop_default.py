@@ -108,7 +108,7 @@ class Runner:
             if index.opaque_bases(wq):
                 continue
             entry = index.classes[wq]
-            statics = wrapper.delegate_types()
+            statics = wrapper.delegate_types() - {wq}
             impls = model.implementations(statics, exclude=wq)
             for member, hit in sorted(index.member_table(wq)[0].items()):
                 if member.startswith("__") or member not in used or hit[0] == wq or hit[1] != "method" \

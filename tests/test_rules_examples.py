@@ -1,0 +1,97 @@
+"""Each rule's own examples: VALID ones give no finding of that rule, INVALID ones exactly the expected ones."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from attn_lint.rules import ALL_RULES, RULES_BY_CODE, Example
+
+from conftest import lint, pairs, write_tree
+
+
+def _cases(kind: str):
+    for rule in ALL_RULES:
+        for i, example in enumerate(getattr(rule, kind)):
+            yield pytest.param(rule, example, id=f"{rule.code}-{kind.lower()}-{i}")
+
+
+def _as_package(files: dict[str, str]) -> dict[str, str]:
+    """The same tree with an `__init__.py` in every folder that lacks one."""
+    out = dict(files)
+    for rel in files:
+        parts = rel.split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            out.setdefault("/".join(parts[:i]) + "/__init__.py", "")
+    return out
+
+
+
+
+@pytest.mark.parametrize("rule, example", list(_cases("VALID")))
+@pytest.mark.parametrize("layout", ["as-written", "as-package"])
+def test_valid_example_has_no_finding(rule, example: Example, layout, tmp_path):
+    assert example.expect == ()
+    files = example.files if layout == "as-written" else _as_package(example.files)
+    result = lint(write_tree(tmp_path, files))
+    assert result.errors == []
+    assert [f for f in result.findings if f.code == rule.code] == []
+
+
+@pytest.mark.parametrize("rule, example", list(_cases("INVALID")))
+def test_invalid_example_as_package(rule, example: Example, tmp_path):
+    """The example with an __init__.py in each folder (how real code bases look)."""
+    result = lint(write_tree(tmp_path, _as_package(example.files)))
+    assert result.errors == []
+    assert pairs(result.findings, rule.code) == sorted(example.expect)
+
+
+@pytest.mark.parametrize("rule, example", list(_cases("INVALID")))
+def test_invalid_example_has_exactly_the_expected_findings(rule, example: Example, tmp_path):
+    assert example.expect, "an INVALID example must say what it expects"
+    result = lint(write_tree(tmp_path, example.files))
+    assert result.errors == []
+    got = pairs(result.findings, rule.code)
+    assert got == sorted(example.expect)
+    for f in result.findings:
+        assert (f.code, f.name, f.severity) == (rule.code, rule.name, rule.severity) or f.code != rule.code
+        assert f.path in example.files, f"paths are relative to the folder given: {f.path}"
+        assert f.line >= 1 and f.column >= 1
+        assert f.evidence, "every finding carries its evidence"
+
+
+@pytest.mark.parametrize("rule, example", list(_cases("INVALID")))
+def test_invalid_example_with_only_its_rule_selected(rule, example: Example, tmp_path):
+    result = lint(write_tree(tmp_path, _as_package(example.files)), select=(rule.code,))
+    assert {f.code for f in result.findings} == {rule.code}
+    assert list(result.stats["by_rule"]) == [rule.code]
+
+
+@pytest.mark.parametrize("rule, example", list(_cases("INVALID")))
+def test_ignoring_the_rule_silences_its_example(rule, example: Example, tmp_path):
+    result = lint(write_tree(tmp_path, _as_package(example.files)), ignore=(rule.code,))
+    assert [f for f in result.findings if f.code == rule.code] == []
+
+
+def test_rule_registry():
+    codes = [r.code for r in ALL_RULES]
+    assert codes == sorted(codes) and len(set(codes)) == len(codes)
+    assert set(RULES_BY_CODE) == set(codes)
+    names = [r.name for r in ALL_RULES]
+    assert len(set(names)) == len(names)
+    assert {"AL001", "AL002", "AL003"} <= set(codes)
+    assert RULES_BY_CODE["AL001"].name == "unforwarded-hook"
+    assert RULES_BY_CODE["AL002"].name == "delegation-signature-mismatch"
+    assert RULES_BY_CODE["AL003"].name == "wrapper-inherits-noop-default"
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=lambda r: r.code)
+def test_rule_metadata_and_doc(rule):
+    assert re.fullmatch(r"AL\d{3}", rule.code)
+    assert re.fullmatch(r"[a-z]+(-[a-z]+)*", rule.name)
+    assert rule.severity in ("error", "warning", "info")
+    assert rule.summary and "\n" not in rule.summary
+    for section in ("## What it finds", "## Why it is bad", "## Example", "## How to fix"):
+        assert section in rule.doc, f"{rule.code} doc lacks {section!r}"
+    assert rule.VALID and rule.INVALID, "every rule ships valid and invalid examples"
