@@ -1,14 +1,70 @@
-"""The command line: parse options, run the engine, hand the result to a formatter."""
+"""The command line: resolve settings, run the engine, post-process the result, hand it to a formatter.
+
+    attn-lint [check] PATH... [options]     analyse (the default command; `check` may be omitted)
+    attn-lint rules                         list the rules
+    attn-lint rule AL001                    print one rule's documentation
+
+Exit status: 0 no findings, 1 findings, 2 usage, configuration or internal error.
+
+The flow of `check` is: `resolve` (defaults < pyproject.toml < flags) -> `analyse` (engine) ->
+`postprocess` (severity overrides, suppressions, per-file-ignores, changed-files filter, baseline;
+the one place the Result changes before output) -> optional fix -> `emit` (formatters).
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import sys
 import traceback
+from dataclasses import dataclass
 
 import click
 
 from .. import __version__
-from .engine import Settings, analyse
+from .config import FORMATS, ConfigError, Resolved, resolve
+from .engine import Result, analyse
+
+
+class CliError(Exception):
+    """A usage-level problem found after parsing (bad baseline file, ...): one line, exit 2."""
+
+
+# --------------------------------------------------------------------------------------------------
+# The group: `attn-lint PATH...` runs `check`; `rules` / `rule CODE` are subcommands.
+# --------------------------------------------------------------------------------------------------
+
+class _DefaultGroup(click.Group):
+    """A group whose first argument is a path unless it names a subcommand.
+
+    `attn-lint rules` lists the rules even where a folder `rules/` exists (lint that folder with
+    `attn-lint rules/` or `attn-lint check rules`); `attn-lint rules other/` lints both folders.
+    """
+
+    default_command = "check"
+
+    def parse_args(self, ctx, args):
+        if not self._names_subcommand(args):
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)
+
+    def _names_subcommand(self, args) -> bool:
+        if not args or args[0] not in self.commands:
+            return False
+        first = args[0]
+        if first == self.default_command or not os.path.exists(first):
+            return True
+        rest = args[1:]
+        if first == "rules":
+            return not rest or all(a.startswith("-") for a in rest)
+        if first == "rule":
+            return bool(rest) and not os.path.exists(rest[0]) and rest[0][:2].upper() == "AL"
+        return False
+
+
+@click.group(cls=_DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+def main():
+    """attn-lint: find backend interface drift in LLM serving code."""
 
 
 def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -18,41 +74,99 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@dataclass
+class RunOptions:
+    """What the command line asks of a run beyond the engine's Settings."""
+
+    report_unused: bool = False
+    baseline: str | None = None
+    write_baseline: str | None = None
+    changed_files: tuple[str, ...] | None = None  # pre-commit mode: report only findings touching these
+    statistics: bool = False
+    fix: bool = False
+    diff: bool = False
+    debug: bool = False
+    # --- runtime verification (issue 4) ---
+    verify: bool = False  # --verify: replay findings on the real classes (CPU)
+    verify_gpu: bool = False  # --verify-on-gpu: and the FlashInfer smoke test
+    verification: dict | None = None  # {Finding: Verification}, set by run()
+    gpu_problem: str | None = None  # why the GPU smoke test could not run
+    # --- end runtime verification ---
+
+
+@main.command("check", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="Output format.")
+@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default=None,
+              help="Output format [default: text, or `format` in pyproject.toml].")
 @click.option("--select", multiple=True, help="Only these rule codes (comma-separated, prefixes allowed).")
 @click.option("--ignore", multiple=True, help="Skip these rule codes.")
-@click.option("--exclude", multiple=True, help="Glob of paths to skip (repeatable).")
+@click.option("--exclude", multiple=True, help="Glob of paths to skip (repeatable; replaces the file's).")
 @click.option("--cache-dir", type=click.Path(file_okay=False), default=None,
               help="Where summaries are cached [default: $XDG_CACHE_HOME/attn-lint].")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
-@click.option("--jobs", "-j", type=int, default=0, help="Parallel workers for parsing [default: one per core].")
+@click.option("--jobs", "-j", type=int, default=None, help="Parallel workers for parsing [default: one per core].")
 @click.option("--no-astroid", is_flag=True, help="Never ask astroid for receivers the index cannot type.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
+              help="Read [tool.attn-lint] from this pyproject.toml instead of searching for one.")
+@click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
+@click.option("--show-settings", is_flag=True, help="Print the resolved settings and exit.")
+@click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
+@click.option("--report-unused-suppressions", "report_unused", is_flag=True,
+              help="Report `# noqa: AL...` / `# attn-lint: ignore[...]` comments that silence nothing (AL900).")
+@click.option("--baseline", type=click.Path(dir_okay=False), default=None,
+              help="Report only findings that are not in this baseline file.")
+@click.option("--write-baseline", type=click.Path(dir_okay=False), default=None,
+              help="Record the current findings in this baseline file and exit 0.")
+@click.option("--changed-files", is_flag=True,
+              help="PATHS are changed files (pre-commit): analyse the whole project around them and report "
+                   "only findings whose location or evidence lies in them.")
+@click.option("--fix", is_flag=True, help="Add forwarding methods for AL001 findings, then report what is left.")
+@click.option("--diff", is_flag=True, help="With or without --fix: print the fixes as a unified diff, write nothing.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
+# --- runtime verification (issue 4) ---
+@click.option("--verify", "verify", is_flag=True,
+              help="Check each AL001/AL002/AL003 finding on the real classes (CPU): confirmed, not-reproduced "
+                   "or unverifiable.")
+@click.option("--verify-on-gpu", "verify_gpu", is_flag=True,
+              help="--verify, plus a FlashInfer prefill smoke test for confirmed prefill-metadata findings "
+                   "(needs a CUDA GPU, torch and flashinfer: pip install 'attn-lint[gpu]'; exit 2 without them).")
+# --- end runtime verification ---
 @click.version_option(__version__, prog_name="attn-lint")
-def main(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_astroid, debug):
-    """Find backend interface drift in PATHS (files or folders).
+def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_astroid, config_file, isolated,
+          show_settings, statistics, report_unused, baseline, write_baseline, changed_files, fix, diff, debug,
+          verify=False, verify_gpu=False):
+    """Find backend interface drift in PATHS (files or folders; default: `src` from pyproject.toml, or the
+    project root).
 
-    Exit status: 0 no findings, 1 findings, 2 usage or internal error.
+    Subcommands: `attn-lint rules` lists the rules, `attn-lint rule AL001` explains one.
+
+    Exit status: 0 no findings, 1 findings, 2 usage, configuration or internal error.
     """
-    if not paths:
-        raise click.UsageError("give at least one file or folder to analyse")
-    settings = Settings(select=_codes(select), ignore=_codes(ignore), exclude=tuple(exclude), jobs=jobs,
-                        astroid=not no_astroid)
-    if no_cache:
-        settings.cache_dir = None
-    elif cache_dir:
-        settings.cache_dir = cache_dir
+    opts = RunOptions(report_unused=report_unused, baseline=baseline, write_baseline=write_baseline,
+                      statistics=statistics, fix=fix, diff=diff, debug=debug)
+    opts.verify, opts.verify_gpu = verify or verify_gpu, verify_gpu  # runtime verification (issue 4)
     try:
-        result = analyse(list(paths), settings)
-        if fmt == "json":
-            from .report.json_report import render
-            click.echo(render(result))
-        else:
-            from .report.text import make_console, render
-            render(result, make_console())
+        if changed_files:
+            opts.changed_files = tuple(paths)
+            if not paths and not show_settings:
+                sys.exit(0)  # nothing changed: nothing to report
+        resolved = resolve(() if changed_files else tuple(paths), select=_codes(select), ignore=_codes(ignore),
+                           exclude=exclude, fmt=fmt, cache_dir=cache_dir, no_cache=no_cache, jobs=jobs,
+                           no_astroid=no_astroid, config_file=config_file, isolated=isolated,
+                           start=paths[0] if (changed_files and paths) else None, whole_project=changed_files)
+    except ConfigError as exc:
+        click.echo(f"attn-lint: configuration error: {exc}", err=True)
+        sys.exit(2)
+    if show_settings:
+        _show_settings(resolved)
+        sys.exit(0)
+    if not resolved.paths:
+        raise click.UsageError("give at least one file or folder to analyse")
+    try:
+        code = run(resolved, opts)
+    except CliError as exc:
+        click.echo(f"attn-lint: {exc}", err=True)
+        sys.exit(2)
     except KeyboardInterrupt:
         click.echo("attn-lint: interrupted", err=True)
         sys.exit(2)
@@ -62,4 +176,259 @@ def main(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_astr
         click.echo(f"attn-lint: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
                    err=True)
         sys.exit(2)
-    sys.exit(1 if result.findings else 0)
+    sys.exit(code)
+
+
+def run(resolved: Resolved, opts: RunOptions) -> int:
+    """One analysis run; returns the exit status."""
+    want_context = opts.fix or opts.diff or opts.verify  # runtime verification needs the context too
+    result = postprocess(_analyse(resolved, keep_context=want_context), resolved, opts)
+
+    if opts.write_baseline:
+        from . import baseline
+        n = baseline.write(opts.write_baseline, result.findings, _abs_map(result), resolved.config.root)
+        click.echo(f"attn-lint: wrote {n} finding{'s' if n != 1 else ''} to baseline {opts.write_baseline}",
+                   err=True)
+        return 0
+
+    if opts.fix or opts.diff:
+        from . import fix as fixer
+        plans = fixer.plan(result, [f for f in result.findings if f.code == "AL001"])
+        for note in fixer.notes(plans):
+            click.echo(f"attn-lint: {note}", err=True)
+        if opts.diff:
+            text = fixer.diff(plans)
+            if text:
+                click.echo(text, nl=False)
+            return 1 if text else 0
+        n_fixed, n_files = fixer.apply(plans)
+        if n_fixed:
+            click.echo(f"attn-lint: fixed {n_fixed} finding{'s' if n_fixed != 1 else ''} in {n_files} "
+                       f"file{'s' if n_files != 1 else ''}", err=True)
+            result = postprocess(_analyse(resolved), resolved, opts)
+
+    # --- runtime verification (issue 4) plugs in here: it receives the post-processed Result. ---
+    if opts.verify:
+        from ..runtime_check.verify import run_for_cli
+        if result.context is None:  # re-analysed after --fix without the context
+            result = postprocess(_analyse(resolved, keep_context=True), resolved, opts)
+        opts.verification, opts.gpu_problem = run_for_cli(result, gpu=opts.verify_gpu)
+        if opts.gpu_problem:
+            click.echo(f"attn-lint: {opts.gpu_problem}", err=True)
+    # --- end runtime verification ---
+
+    emit(result, resolved, opts)
+    if opts.gpu_problem:
+        return 2  # --verify-on-gpu could not run its GPU part (the CPU verdicts were printed)
+    return 1 if result.findings else 0
+
+
+def _analyse(resolved: Resolved, keep_context: bool = False) -> Result:
+    """The engine, with a spinner on stderr when stderr is a terminal (never in pipes or CI logs)."""
+    stream = sys.stderr
+    if stream is not None and stream.isatty() and not os.environ.get("CI"):
+        from rich.console import Console
+        console = Console(file=stream, no_color=bool(os.environ.get("NO_COLOR")))
+        with console.status(f"attn-lint: analysing {', '.join(resolved.paths)}", spinner="dots"):
+            return analyse(resolved.paths, resolved.settings, keep_context=keep_context)
+    return analyse(resolved.paths, resolved.settings, keep_context=keep_context)
+
+
+def _abs_map(result: Result) -> dict[str, str]:
+    return {f.display: f.path for f in result.files}
+
+
+def postprocess(result: Result, resolved: Resolved, opts: RunOptions) -> Result:
+    """The single place where findings are changed or dropped after the engine."""
+    if opts.changed_files is not None or resolved.sources.get("paths") != "command line":
+        result = rebase_paths(result, os.getcwd())
+    findings = list(result.findings)
+    stats = dict(result.stats)
+    abs_of = _abs_map(result)
+
+    if resolved.severity:
+        findings = [dataclasses.replace(f, severity=resolved.severity[f.code]) if f.code in resolved.severity
+                    else f for f in findings]
+
+    from .suppress import UNUSED_CODE, apply_suppressions
+    outcome = apply_suppressions(findings, result.files, report_unused=opts.report_unused,
+                                 active_codes=tuple(r.code for r in resolved.settings.rules()))
+    findings = outcome.kept + outcome.unused
+    stats["suppressed"] = len(outcome.suppressed)
+
+    if resolved.per_file_ignores:
+        before = len(findings)
+        findings = [f for f in findings if not (f.path in abs_of and
+                                                resolved.per_file_ignored(abs_of[f.path], f.code))]
+        stats["per_file_ignored"] = before - len(findings)
+
+    if opts.changed_files is not None:
+        changed = {os.path.realpath(p) for p in opts.changed_files}
+
+        def touches(f) -> bool:
+            paths = [f.path] + [e.path for e in f.evidence]
+            return any(os.path.realpath(abs_of[p]) in changed for p in paths if p in abs_of)
+
+        findings = [f for f in findings if touches(f)]
+
+    if opts.baseline and not opts.write_baseline:
+        from . import baseline
+        try:
+            known = baseline.load(opts.baseline)
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+        findings, covered = baseline.filter_new(findings, known, abs_of, resolved.config.root)
+        stats["baselined"] = covered
+
+    findings.sort(key=lambda f: f.sort_key)
+    by_rule = {r.code: sum(1 for f in findings if f.code == r.code) for r in resolved.settings.rules()}
+    if opts.report_unused:
+        by_rule[UNUSED_CODE] = sum(1 for f in findings if f.code == UNUSED_CODE)
+    stats["by_rule"] = by_rule
+    return dataclasses.replace(result, findings=findings, stats=stats)
+
+
+def rebase_paths(result: Result, base: str) -> Result:
+    """Show paths relative to `base` (the current directory) rather than to each analysed folder.
+
+    Used when the folders came from the configuration (`src`) or from pre-commit, so that every
+    path printed can be opened from where attn-lint was started."""
+    new_of: dict[str, str] = {}
+    files = []
+    for sf in result.files:
+        rel = os.path.relpath(sf.path, base)
+        shown = sf.display if rel.startswith("..") else rel.replace(os.sep, "/")
+        new_of[sf.display] = shown
+        files.append(dataclasses.replace(sf, display=shown))
+    if all(k == v for k, v in new_of.items()):
+        return result
+
+    def fix(path: str) -> str:
+        return new_of.get(path, path)
+
+    import re
+    moved = {k: v for k, v in new_of.items() if k != v}
+    # `path:line` mentioned inside messages and details (e.g. the probe site) follows too.
+    pattern = re.compile(r"(?<![\w/.-])(" + "|".join(re.escape(k) for k in sorted(moved, key=len, reverse=True))
+                         + r"):(?=\d)") if moved else None
+
+    def fix_text(text: str) -> str:
+        return pattern.sub(lambda m: moved[m.group(1)] + ":", text) if pattern and text else text
+
+    findings = [dataclasses.replace(
+        f, path=fix(f.path), message=fix_text(f.message),
+        evidence=tuple(dataclasses.replace(e, path=fix(e.path), note=fix_text(e.note)) for e in f.evidence),
+        details=tuple((k, fix_text(v) if isinstance(v, str) else v) for k, v in f.details))
+        for f in result.findings]
+    errors = [dataclasses.replace(e, path=fix(e.path)) for e in result.errors]
+    return dataclasses.replace(result, findings=findings, errors=errors, files=files)
+
+
+def emit(result: Result, resolved: Resolved, opts: RunOptions) -> None:
+    fmt = resolved.fmt
+    if opts.statistics:
+        from .report.statistics import render
+        click.echo(render(result, as_json=fmt in ("json", "sarif")))
+        return
+    abs_of = _abs_map(result)
+    root = resolved.config.root
+
+    def path_of(display: str) -> str:
+        full = abs_of.get(display)
+        if full:
+            rel = os.path.relpath(full, root)
+            if not rel.startswith(".."):
+                return rel.replace(os.sep, "/")
+        return display
+
+    if fmt == "json":
+        from .report.json_report import render
+        if opts.verification is not None:  # runtime verification (issue 4): a `verification` per finding
+            from ..runtime_check.verify import json_extra
+            click.echo(render(result, extra=json_extra(opts.verification)))
+        else:
+            click.echo(render(result))
+    elif fmt == "concise":
+        from .report.concise import render
+        text = render(result)
+        if text:
+            click.echo(text)
+    elif fmt == "github":
+        from .report.github import render
+        text = render(result, path_of)
+        if text:
+            click.echo(text)
+    elif fmt == "sarif":
+        from .report.sarif import render
+        click.echo(render(result, path_of, root))
+    else:
+        from .report.text import make_console, render
+        render(result, make_console())
+        hidden = [f"{n} suppressed by comments" if k == "suppressed" else f"{n} in the baseline"
+                  for k in ("suppressed", "baselined") if (n := result.stats.get(k))]
+        if hidden:
+            click.echo(f"attn-lint: not shown: {', '.join(hidden)}", err=True)
+    # --- runtime verification (issue 4): the verdict table after the report (stderr for machine formats) ---
+    if opts.verification is not None and fmt != "json":
+        from .report.text import make_console
+        from ..runtime_check.verify import render_table
+        render_table(opts.verification, make_console(None if fmt == "text" else sys.stderr))
+    # --- end runtime verification ---
+
+
+def _show_settings(resolved: Resolved) -> None:
+    import json
+    width = max(len(k) for k, _, _ in resolved.describe())
+    for key, value, source in resolved.describe():
+        shown = value if isinstance(value, str) else json.dumps(value)
+        click.echo(f"{key:<{width}} = {shown}" + (f"    # {source}" if source else ""))
+
+
+# --------------------------------------------------------------------------------------------------
+# Rule documentation
+# --------------------------------------------------------------------------------------------------
+
+def _all_rule_docs():
+    from ..rules import ALL_RULES
+    from .suppress import UNUSED_CODE, UNUSED_DOC, UNUSED_NAME, UNUSED_SUMMARY
+    rows = [(r.code, r.name, r.severity, r.summary, r.doc) for r in ALL_RULES]
+    rows.append((UNUSED_CODE, UNUSED_NAME, "warning", UNUSED_SUMMARY, UNUSED_DOC))
+    return rows
+
+
+@main.command("rules", context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rules_command(fmt):
+    """List the rules: code, name, severity and a one-line summary."""
+    rows = _all_rule_docs()
+    if fmt == "json":
+        import json
+        click.echo(json.dumps([{"code": c, "name": n, "severity": s, "summary": m} for c, n, s, m, _ in rows],
+                              indent=2))
+        return
+    w = max(len(n) for _, n, _, _, _ in rows)
+    for code, name, severity, summary, _ in rows:
+        click.echo(f"{code}  {name:<{w}}  {severity:<7}  {summary}")
+
+
+@main.command("rule", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("code")
+def rule_command(code):
+    """Print the documentation of rule CODE (for example AL001), or of the rule named CODE."""
+    wanted = code.strip()
+    for c, name, severity, summary, doc in _all_rule_docs():
+        if wanted.upper() == c or wanted.lower() == name:
+            text = f"# {c} {name} ({severity})\n\n{summary}\n\n{doc}"
+            if sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
+                from rich.console import Console
+                from rich.markdown import Markdown
+                Console().print(Markdown(text))
+            else:
+                click.echo(text.rstrip("\n"))
+            return
+    click.echo(f"attn-lint: unknown rule {code!r}; `attn-lint rules` lists them", err=True)
+    sys.exit(2)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

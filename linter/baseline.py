@@ -1,0 +1,113 @@
+"""Baselines: record today's findings, later report only new ones.
+
+A fingerprint hashes what identifies a finding, not where it sits: the rule code, the class, the
+member, the file (relative to the project root) and the set of implementations it names. Moving
+code up or down a file, or rewording a message, keeps the fingerprint. Several findings may share
+a fingerprint (two identical calls in one class): the baseline keeps a count, and only findings
+beyond that count are new.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections import Counter
+
+from .findings import Finding
+
+BASELINE_VERSION = 1
+
+
+def fingerprint(f: Finding, path: str | None = None) -> str:
+    key = "\x1f".join([f.code, f.class_name, f.member, (path or f.path).replace(os.sep, "/"),
+                       ",".join(sorted(f.targets))])
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def relative_path(f: Finding, display_to_abs: dict[str, str], root: str | None) -> str:
+    full = display_to_abs.get(f.path)
+    if full and root:
+        rel = os.path.relpath(full, root)
+        if not rel.startswith(".."):
+            return rel.replace(os.sep, "/")
+    return f.path
+
+
+def build(findings: list[Finding], display_to_abs: dict[str, str], root: str | None) -> dict:
+    counts: Counter[str] = Counter()
+    info: dict[str, dict] = {}
+    for f in findings:
+        rel = relative_path(f, display_to_abs, root)
+        fp = fingerprint(f, rel)
+        counts[fp] += 1
+        info.setdefault(fp, {"fingerprint": fp, "code": f.code, "path": rel, "class": f.class_name,
+                             "member": f.member, "targets": sorted(f.targets)})
+    entries = []
+    for fp, data in sorted(info.items(), key=lambda kv: (kv[1]["path"], kv[1]["code"], kv[1]["class"],
+                                                         kv[1]["member"], kv[0])):
+        data["count"] = counts[fp]
+        entries.append(data)
+    return {"version": BASELINE_VERSION, "tool": "attn-lint", "findings": entries}
+
+
+def write(path: str, findings: list[Finding], display_to_abs: dict[str, str], root: str | None) -> int:
+    doc = build(findings, display_to_abs, root)
+    text = json.dumps(doc, indent=2, sort_keys=False) + "\n"
+    atomic_write(path, text)
+    return sum(e["count"] for e in doc["findings"])
+
+
+def load(path: str) -> Counter[str]:
+    """Fingerprint -> count. Raises ValueError with a clear message for a bad file."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except OSError as exc:
+        raise ValueError(f"cannot read baseline {path}: {exc.strerror or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"baseline {path} is not JSON: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("version") != BASELINE_VERSION or not isinstance(
+            doc.get("findings"), list):
+        raise ValueError(f"baseline {path} is not an attn-lint baseline (version {BASELINE_VERSION})")
+    out: Counter[str] = Counter()
+    for e in doc["findings"]:
+        if not isinstance(e, dict) or not isinstance(e.get("fingerprint"), str):
+            raise ValueError(f"baseline {path}: entry without a fingerprint: {e!r}")
+        out[e["fingerprint"]] += int(e.get("count", 1))
+    return out
+
+
+def filter_new(findings: list[Finding], known: Counter[str], display_to_abs: dict[str, str],
+               root: str | None) -> tuple[list[Finding], int]:
+    """(findings not covered by the baseline, how many were covered)."""
+    left = Counter(known)
+    new, covered = [], 0
+    for f in findings:
+        fp = fingerprint(f, relative_path(f, display_to_abs, root))
+        if left[fp] > 0:
+            left[fp] -= 1
+            covered += 1
+        else:
+            new.append(f)
+    return new, covered
+
+
+def atomic_write(path: str, text: str) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".attn-lint-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        try:
+            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+        except OSError:
+            os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

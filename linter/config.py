@@ -1,0 +1,351 @@
+"""`[tool.attn-lint]` in pyproject.toml: find it, validate it, merge it with the command line.
+
+The project root is the folder of the nearest `pyproject.toml` (walking up from the first path, or
+from the current directory) that has a `[tool.attn-lint]` table; failing that, the nearest git root;
+failing that, the current directory. Paths in the table (`exclude`, `per-file-ignores`, `src`,
+`cache-dir`) are relative to that root. Command-line options replace the file's values.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    try:
+        import tomli as tomllib  # type: ignore[no-redef]
+    except ImportError:  # pragma: no cover
+        tomllib = None  # type: ignore[assignment]
+
+from .engine import Settings
+
+TABLE = "tool.attn-lint"
+SEVERITIES = ("error", "warning", "info")
+FORMATS = ("text", "concise", "json", "sarif", "github")
+_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+
+
+class ConfigError(Exception):
+    """A bad key or value; the message names the key and the file."""
+
+
+@dataclass
+class Config:
+    """What the `[tool.attn-lint]` table says, validated (defaults where it says nothing)."""
+
+    root: str  # absolute project root
+    path: str | None = None  # the pyproject.toml that was read, if any
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    src: tuple[str, ...] = (".",)
+    severity: dict[str, str] = field(default_factory=dict)
+    extra_family_bases: tuple[str, ...] = ()
+    cache_dir: str | None = None
+    jobs: int | None = None
+    astroid: bool | None = None
+    format: str | None = None
+    sources: dict[str, str] = field(default_factory=dict)  # key -> where its value came from
+
+
+def known_codes() -> tuple[str, ...]:
+    from ..rules import ALL_RULES
+    return tuple(r.code for r in ALL_RULES)
+
+
+def parse_codes(values, key: str, where: str, allow_all: bool = True) -> tuple[str, ...]:
+    """Rule codes or code prefixes (`AL`, `AL00`, `AL001`); `ALL` means every rule."""
+    out: list[str] = []
+    if isinstance(values, str):
+        values = [values]
+    if not isinstance(values, (list, tuple)):
+        raise ConfigError(f"{where}: `{key}` must be a list of rule codes, not {type(values).__name__}")
+    codes = known_codes()
+    for v in values:
+        if not isinstance(v, str):
+            raise ConfigError(f"{where}: `{key}` must be a list of rule codes, got {v!r}")
+        for c in (x.strip().upper() for x in v.split(",")):
+            if not c:
+                continue
+            if c == "ALL" and allow_all:
+                out.append("AL")
+                continue
+            if not any(code.startswith(c) for code in codes):
+                raise ConfigError(f"{where}: `{key}` has unknown rule code {c!r} (known: {', '.join(codes)})")
+            out.append(c)
+    return tuple(out)
+
+
+def find_project_root(start: str | None = None) -> tuple[str, str | None]:
+    """(root, pyproject path or None)."""
+    here = os.path.abspath(start or os.getcwd())
+    if not os.path.isdir(here):
+        here = os.path.dirname(here)
+    git_root = None
+    current = here
+    while True:
+        candidate = os.path.join(current, "pyproject.toml")
+        if os.path.isfile(candidate) and _has_table(candidate):
+            return current, candidate
+        if git_root is None and os.path.exists(os.path.join(current, ".git")):
+            git_root = current
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    return (git_root or os.path.abspath(os.getcwd())), None
+
+
+def _has_table(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return False
+    if b"attn-lint" not in raw:
+        return False  # cheap: most pyproject files never mention us
+    _need_toml()
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except Exception as exc:  # a broken file that does mention us is an error, not silence
+        if re.search(rb"^\s*\[tool\.(attn-lint|\"attn-lint\")", raw, re.M):
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        return False
+    return isinstance(data.get("tool"), dict) and "attn-lint" in data["tool"]
+
+
+def _need_toml() -> None:
+    if tomllib is None:  # pragma: no cover - Python 3.10 without tomli
+        raise ConfigError("reading pyproject.toml on Python 3.10 needs the tomli package: pip install tomli")
+
+
+def load_config(path: str | None, root: str) -> Config:
+    cfg = Config(root=root, path=path)
+    if path is None:
+        return cfg
+    _need_toml()
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except Exception as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    table = data.get("tool", {}).get("attn-lint")
+    if table is None:
+        return cfg
+    where = f"{os.path.relpath(path)} [{TABLE}]"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: must be a table")
+    _apply_table(cfg, table, where)
+    return cfg
+
+
+_KEYS = ("select", "ignore", "exclude", "per-file-ignores", "src", "severity", "extra-family-bases",
+         "cache-dir", "jobs", "astroid", "format")
+
+
+def _apply_table(cfg: Config, table: dict, where: str) -> None:
+    origin = os.path.basename(cfg.path or "pyproject.toml")
+    for key, value in table.items():
+        if key not in _KEYS:
+            close = [k for k in _KEYS if k.replace("-", "_") == key.replace("-", "_")]
+            hint = f"; did you mean `{close[0]}`?" if close else f" (known keys: {', '.join(_KEYS)})"
+            raise ConfigError(f"{where}: unknown key `{key}`{hint}")
+        cfg.sources[key] = origin
+        if key in ("select", "ignore"):
+            setattr(cfg, key, parse_codes(value, key, where))
+        elif key == "exclude":
+            cfg.exclude = _strings(value, key, where)
+        elif key == "src":
+            src = _strings(value, key, where)
+            if not src:
+                raise ConfigError(f"{where}: `src` must name at least one folder")
+            for s in src:
+                if not os.path.exists(os.path.join(cfg.root, s)):
+                    raise ConfigError(f"{where}: `src` entry {s!r} does not exist under {cfg.root}")
+            cfg.src = src
+        elif key == "per-file-ignores":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}: `per-file-ignores` must be a table of glob = [codes]")
+            cfg.per_file_ignores = {str(glob): parse_codes(codes, f"per-file-ignores.\"{glob}\"", where)
+                                    for glob, codes in value.items()}
+        elif key == "severity":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}: `severity` must be a table of code = \"error\"|\"warning\"|\"info\"")
+            codes = known_codes()
+            out = {}
+            for code, level in value.items():
+                c = str(code).upper()
+                if c not in codes:
+                    raise ConfigError(f"{where}: `severity` has unknown rule code {code!r} "
+                                      f"(known: {', '.join(codes)})")
+                if level not in SEVERITIES:
+                    raise ConfigError(f"{where}: `severity.{code}` must be one of {', '.join(SEVERITIES)}, "
+                                      f"not {level!r}")
+                out[c] = level
+            cfg.severity = out
+        elif key == "extra-family-bases":
+            bases = _strings(value, key, where)
+            for b in bases:
+                if not _DOTTED.match(b):
+                    raise ConfigError(f"{where}: `extra-family-bases` entry {b!r} is not a qualified class "
+                                      f"name like \"pkg.module.Base\"")
+            cfg.extra_family_bases = bases
+        elif key == "cache-dir":
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"{where}: `cache-dir` must be a path string")
+            cfg.cache_dir = os.path.join(cfg.root, os.path.expanduser(value))
+        elif key == "jobs":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigError(f"{where}: `jobs` must be a whole number >= 0 (0: one per core), not {value!r}")
+            cfg.jobs = value
+        elif key == "astroid":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: `astroid` must be true or false, not {value!r}")
+            cfg.astroid = value
+        elif key == "format":
+            if value not in FORMATS:
+                raise ConfigError(f"{where}: `format` must be one of {', '.join(FORMATS)}, not {value!r}")
+            cfg.format = value
+
+
+def _strings(value, key: str, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: `{key}` must be a list of strings, not {value!r}")
+    return tuple(value)
+
+
+@dataclass
+class Resolved:
+    """Everything a run needs: the engine's Settings plus what the CLI applies around the engine."""
+
+    settings: Settings
+    config: Config
+    paths: list[str]
+    fmt: str
+    per_file_ignores: dict[str, tuple[str, ...]]
+    severity: dict[str, str]
+    extra_family_bases: tuple[str, ...]
+    sources: dict[str, str]
+    exclude: tuple[str, ...] = ()  # as configured (the Settings hold them rebased to each path too)
+
+    def per_file_ignored(self, abs_path: str, code: str) -> bool:
+        if not self.per_file_ignores:
+            return False
+        rel = os.path.relpath(abs_path, self.config.root).replace(os.sep, "/")
+        name = os.path.basename(abs_path)
+        for glob, codes in self.per_file_ignores.items():
+            if fnmatch.fnmatch(rel, glob) or fnmatch.fnmatch(name, glob) or fnmatch.fnmatch(rel, glob + "/*"):
+                if any(code.startswith(c) for c in codes):
+                    return True
+        return False
+
+    def describe(self) -> list[tuple[str, object, str]]:
+        s = self.settings
+        src = self.sources
+        rows = [
+            ("config-file", self.config.path or "(none)", ""),
+            ("project-root", self.config.root, ""),
+            ("paths", self.paths, src.get("paths", "default")),
+            ("format", self.fmt, src.get("format", "default")),
+            ("select", list(s.select) or ["ALL"], src.get("select", "default")),
+            ("ignore", list(s.ignore), src.get("ignore", "default")),
+            ("rules", [r.code for r in s.rules()], "resolved"),
+            ("exclude", list(self.exclude), src.get("exclude", "default")),
+            ("per-file-ignores", {k: list(v) for k, v in self.per_file_ignores.items()},
+             src.get("per-file-ignores", "default")),
+            ("src", list(self.config.src), src.get("src", "default")),
+            ("severity", dict(self.severity), src.get("severity", "default")),
+            ("extra-family-bases", list(self.extra_family_bases), src.get("extra-family-bases", "default")),
+            ("cache-dir", s.cache_dir, src.get("cache-dir", "default")),
+            ("jobs", s.jobs, src.get("jobs", "default")),
+            ("astroid", s.astroid, src.get("astroid", "default")),
+        ]
+        return rows
+
+
+def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=None, cache_dir=None,
+            no_cache=False, jobs=None, no_astroid=False, config_file=None, isolated=False,
+            start: str | None = None, whole_project: bool = False) -> Resolved:
+    """Merge defaults < pyproject.toml < command line. Raises ConfigError or ValueError."""
+    if isolated:
+        cfg = Config(root=os.path.abspath(os.getcwd()))
+    elif config_file:
+        if not os.path.isfile(config_file):
+            raise ConfigError(f"--config: no such file: {config_file}")
+        cfg = load_config(os.path.abspath(config_file), os.path.dirname(os.path.abspath(config_file)))
+    else:
+        first = start or (paths[0] if paths else None)
+        root, pyproject = find_project_root(first)
+        cfg = load_config(pyproject, root)
+    sources = dict(cfg.sources)
+
+    def pick(key, cli_value, cfg_value, given):
+        if given:
+            sources[key] = "command line"
+            return cli_value
+        return cfg_value
+
+    sel = pick("select", parse_codes(select, "--select", "command line"), cfg.select, bool(select))
+    ign = pick("ignore", parse_codes(ignore, "--ignore", "command line"), cfg.ignore, bool(ignore))
+    exc = pick("exclude", tuple(exclude), cfg.exclude, bool(exclude))
+    fmt_ = pick("format", fmt, cfg.format or "text", fmt is not None)
+    n_jobs = pick("jobs", jobs, cfg.jobs if cfg.jobs is not None else 0, jobs is not None)
+    use_astroid = pick("astroid", False, cfg.astroid if cfg.astroid is not None else True, no_astroid)
+
+    if paths:
+        run_paths = list(paths)
+        sources["paths"] = "command line"
+    elif cfg.path is not None or whole_project:
+        run_paths = [_rel(os.path.join(cfg.root, s)) for s in cfg.src]
+        sources["paths"] = "src" if "src" in cfg.sources else "default (project root)"
+    else:
+        run_paths = []  # no paths and no configuration: the CLI asks for paths
+        sources["paths"] = "none given"
+
+    settings = Settings(select=sel, ignore=ign, exclude=_rebase_globs(exc, cfg, run_paths), jobs=n_jobs,
+                        astroid=use_astroid)
+    if no_cache:
+        settings.cache_dir = None
+        sources["cache-dir"] = "command line"
+    elif cache_dir:
+        settings.cache_dir = cache_dir
+        sources["cache-dir"] = "command line"
+    elif cfg.cache_dir:
+        settings.cache_dir = cfg.cache_dir
+    return Resolved(settings=settings, config=cfg, paths=run_paths, fmt=fmt_,
+                    per_file_ignores=dict(cfg.per_file_ignores), severity=dict(cfg.severity),
+                    extra_family_bases=cfg.extra_family_bases, sources=sources, exclude=exc)
+
+
+def _rel(path: str) -> str:
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+def _rebase_globs(globs: tuple[str, ...], cfg: Config, paths: list[str]) -> tuple[str, ...]:
+    """The engine matches excludes against paths relative to each argument; the file's globs are
+    relative to the project root. Keep each glob and add its form relative to every argument folder
+    under the root (`src/legacy/*` also as `legacy/*` when `src/` is the argument)."""
+    out = list(globs)
+    for p in paths:
+        full = os.path.abspath(p)
+        if not os.path.isdir(full):
+            continue
+        rel = os.path.relpath(full, cfg.root).replace(os.sep, "/")
+        if rel == "." or rel.startswith(".."):
+            continue
+        prefix = rel + "/"
+        for g in globs:
+            if g.startswith(prefix) and g[len(prefix):] not in out:
+                out.append(g[len(prefix):])
+    return tuple(out)

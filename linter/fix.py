@@ -1,0 +1,551 @@
+"""`--fix` / `--diff` for AL001: add a forwarding method to the wrapper (a libcst codemod).
+
+For a wrapper `W` hiding hook `H`, the new method's signature is what every implementation of `H`
+accepts: the leading positional parameters they share (same name, same place), then, as
+keyword-only, the other parameters every implementation accepts by keyword. A parameter that every
+implementation gives a default keeps it only when the defaults are the same literal; otherwise it
+is left out (each implementation then uses its own default). When some implementation requires an
+argument the others do not take, no safe signature exists and the finding is not fixed.
+
+The body forwards to each delegate attribute whose implementations define `H`:
+
+    hook = getattr(self.full_attn_backend, "H", None)
+    if hook is not None:
+        return hook(batch, disable_ragged=disable_ragged)
+
+so the probe keeps its meaning for delegates that lack the hook, and every argument passed binds
+in every implementation (AL002 stays quiet). The rest of the file, formatting and comments
+included, is untouched. New text is re-parsed with `ast` before anything is written, and files are
+replaced atomically.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import os
+import tempfile
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from .findings import Finding
+from .signature import bound_params
+from .summary import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
+
+_SAFE_ANNOTATION_NAMES = {"bool", "int", "float", "str", "bytes", "None", "object", "complex"}
+
+
+class Unfixable(Exception):
+    """Why one finding cannot be fixed safely (one line)."""
+
+
+@dataclass
+class WParam:
+    name: str
+    kind: int
+    default: str | None  # source text of the default, None when required
+    annotation: str | None = None
+
+
+@dataclass
+class MethodPlan:
+    finding: Finding
+    class_name: str  # dotted within the module ("Outer.Inner")
+    class_line: int
+    code: str  # the method's source at indentation 0
+
+
+@dataclass
+class FilePlan:
+    path: str  # absolute
+    display: str
+    old: bytes = b""
+    new: bytes | None = None
+    methods: list[MethodPlan] = field(default_factory=list)
+    skipped: list[tuple[Finding, str]] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------------------------------------
+# Planning
+# ------------------------------------------------------------------------------------------------
+
+def plan(result, findings: list[Finding]) -> list[FilePlan]:
+    """One FilePlan per file touched by the AL001 findings (needs `analyse(..., keep_context=True)`)."""
+    plans: dict[str, FilePlan] = {}
+    ctx = result.context
+    sources = _SourceCache()
+    for f in findings:
+        if f.code != "AL001":
+            continue
+        if ctx is None:
+            raise RuntimeError("fixing needs the analysis context (analyse(..., keep_context=True))")
+        entry = ctx.index.classes.get(f.class_name)
+        if entry is None:
+            continue
+        fp = plans.setdefault(entry.file.path, FilePlan(entry.file.path, _shown(entry.file)))
+        try:
+            code = _method_code(ctx, f, sources, _indent_of(sources.text(entry.file.path)))
+        except Unfixable as exc:
+            fp.skipped.append((f, str(exc)))
+            continue
+        fp.methods.append(MethodPlan(f, entry.info.name, entry.info.line, code))
+    for fp in plans.values():
+        if fp.methods:
+            _render(fp, sources)
+    return list(plans.values())
+
+
+def _shown(sf) -> str:
+    """The file as seen from the current directory (so that the diff applies with `git apply`)."""
+    rel = os.path.relpath(sf.path)
+    return sf.display if rel.startswith("..") else rel.replace(os.sep, "/")
+
+
+def _method_code(ctx, f: Finding, sources: "_SourceCache", indent: str) -> str:
+    index, model = ctx.index, ctx.model
+    wrapper = model.wrappers.get(f.class_name)
+    if wrapper is None:
+        raise Unfixable(f"`{f.class_name}` is no longer a wrapper")
+    member = f.member
+    if not member.isidentifier():
+        raise Unfixable(f"`{member}` is not an identifier")
+    impls = []  # (owner qual, FunctionInfo)
+    seen = set()
+    for owner in f.targets:
+        found = index.method(owner, member)
+        if found is None:
+            raise Unfixable(f"`{owner}` defines `{member}` as an attribute, not a method")
+        if found[0] in seen:
+            continue
+        seen.add(found[0])
+        if found[1].kind == "property":
+            raise Unfixable(f"`{found[0]}.{member}` is a property")
+        impls.append(found)
+    if not impls:
+        raise Unfixable("no implementation defines it as a method")
+    asyncs = {fn.is_async for _, fn in impls}
+    if len(asyncs) > 1:
+        raise Unfixable(f"some implementations of `{member}` are async and some are not")
+    is_async = asyncs.pop()
+
+    delegates = []
+    for d in wrapper.delegates:
+        reach = model.implementations(d.types, exclude=f.class_name)
+        if any(index.lookup(i, member) is not None for i in reach):
+            delegates.append(d)
+    if not delegates:
+        raise Unfixable("no delegate attribute reaches an implementation of it")
+    # A list of delegates usually holds the single ones too (`self.backends = [full, linear]`):
+    # forward through the single attributes when any reaches the hook, so no delegate runs it twice.
+    singles = [d for d in delegates if not d.sequence]
+    if singles:
+        delegates = singles
+
+    params = _merge_signatures(index, impls, member, sources, index.classes[f.class_name].module)
+    return _method_source(member, params, delegates, is_async, indent)
+
+
+def _merge_signatures(index, impls, member: str, sources, wrapper_module: str) -> list[WParam]:
+    sigs = []
+    for owner, fn in impls:
+        defaults, annotations = sources.defaults(index.classes[owner].file.path, fn)
+        mod = index.classes[owner].module
+        sigs.append((owner, [(p, defaults.get(p.name), annotations.get(p.name), mod) for p in bound_params(fn)]))
+
+    def positional(sig):
+        return [x for x in sig if x[0].kind in (POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD)]
+
+    pos = [positional(s) for _, s in sigs]
+    out: list[WParam] = []
+    i = 0
+    while all(len(p) > i for p in pos) and len({p[i][0].name for p in pos}) == 1:
+        column = [p[i] for p in pos]
+        kind = POSITIONAL_ONLY if any(x[0].kind == POSITIONAL_ONLY for x in column) else POSITIONAL_OR_KEYWORD
+        default = _common_default(column)
+        if default is _DROP:
+            break  # differing defaults: leave it (and what follows) to each implementation
+        out.append(WParam(column[0][0].name, kind, default, _common_annotation(column, index, wrapper_module)))
+        i += 1
+    taken = {w.name for w in out}
+
+    # Keyword arguments every implementation accepts by name (outside the shared positional prefix).
+    def by_keyword(sig, start):
+        rest = positional(sig)[start:] + [x for x in sig if x[0].kind == KEYWORD_ONLY]
+        return {x[0].name: x for x in rest if x[0].kind in (POSITIONAL_OR_KEYWORD, KEYWORD_ONLY)}
+
+    kw_maps = [by_keyword(s, i) for _, s in sigs]
+    for name, first in kw_maps[0].items():
+        if name in taken or not all(name in m for m in kw_maps):
+            continue
+        column = [m[name] for m in kw_maps]
+        default = _common_default(column)
+        if default is _DROP:
+            continue
+        out.append(WParam(name, KEYWORD_ONLY, default, _common_annotation(column, index, wrapper_module)))
+        taken.add(name)
+
+    for star in (VAR_POSITIONAL, VAR_KEYWORD):
+        found = [next((x for x in s if x[0].kind == star), None) for _, s in sigs]
+        if all(found):
+            name = found[0][0].name
+            if name in taken:
+                raise Unfixable(f"`*{name}` clashes with another parameter name")
+            out.append(WParam(name, star, None))
+            taken.add(name)
+
+    # Every required argument of every implementation must be passed by the wrapper.
+    for owner, sig in sigs:
+        for p, _, _, _ in sig:
+            if p.kind in (VAR_POSITIONAL, VAR_KEYWORD) or p.has_default:
+                continue
+            if p.name not in taken:
+                raise Unfixable(f"implementations disagree: `{owner.rsplit('.', 1)[-1]}.{member}` requires "
+                                f"`{p.name}`, which not every implementation accepts")
+    # Python's own rule: no required positional after a defaulted one.
+    seen_default = False
+    for w in out:
+        if w.kind in (POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD):
+            if w.default is not None:
+                seen_default = True
+            elif seen_default:
+                raise Unfixable("the shared positional parameters cannot be ordered validly")
+    if "self" in taken:
+        raise Unfixable("an implementation has a parameter named `self` after the receiver")
+    return out
+
+
+class _Drop:
+    pass
+
+
+_DROP = _Drop()
+
+
+def _common_default(column) -> str | None | _Drop:
+    """None: required (some implementation requires it); text: the shared literal default."""
+    if any(not x[0].has_default for x in column):
+        return None
+    texts = {x[1] for x in column}
+    if len(texts) != 1:
+        return _DROP
+    text = texts.pop()
+    if text is None:
+        return _DROP
+    try:
+        ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return _DROP  # a name may not exist in the wrapper's module
+    return text
+
+
+def _common_annotation(column, index, wrapper_module: str) -> str | None:
+    """The implementations' shared annotation, when every name in it means the same in the wrapper's
+    module (a builtin, or bound to the same class, module or import there); else None."""
+    texts = {x[2] for x in column}
+    if len(texts) != 1:
+        return None
+    text = texts.pop()
+    if not text:
+        return None
+    try:
+        node = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return None
+    for n in ast.walk(node):
+        if isinstance(n, (ast.Call, ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
+            return None
+        if isinstance(n, ast.Constant) and isinstance(n.value, str):
+            return None  # a forward reference: its names are not checked here
+    roots = {_root(n) for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute))} - {None}
+    for name in roots:
+        if name in _SAFE_ANNOTATION_NAMES:
+            continue
+        if not all(_same_binding(index, wrapper_module, x[3], name) for x in column):
+            return None
+    return text
+
+
+def _root(node) -> str | None:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _same_binding(index, mod_a: str, mod_b: str, name: str) -> bool:
+    try:
+        a, b = index.resolve_name(mod_a, name), index.resolve_name(mod_b, name)
+    except Exception:  # a resolver hiccup only costs the annotation
+        a = b = None
+    if a is not None and a == b:
+        return True
+    ma, mb = index.modules.get(mod_a), index.modules.get(mod_b)
+    if ma is None or mb is None:
+        return False
+    ia = [(i.module, i.name) for i in ma.summary.imports if i.local == name and i.level == 0]
+    ib = [(i.module, i.name) for i in mb.summary.imports if i.local == name and i.level == 0]
+    return bool(ia) and ia == ib
+
+
+def _method_source(member: str, params: list[WParam], delegates, is_async: bool, indent: str) -> str:
+    names = {p.name for p in params}
+    hook = _fresh("hook", names)
+    item = _fresh("delegate", names | {hook})
+    seq_name = _fresh("delegates", names | {hook, item})
+
+    sig = ["self"]
+    star_written = False
+    for i, p in enumerate(params):
+        if p.kind == KEYWORD_ONLY and not star_written:
+            sig.append("*")
+            star_written = True
+        if p.kind == VAR_POSITIONAL:
+            sig.append("*" + p.name)
+            star_written = True
+            continue
+        if p.kind == VAR_KEYWORD:
+            sig.append("**" + p.name)
+            continue
+        text = p.name
+        if p.annotation:
+            text += f": {p.annotation}"
+            if p.default is not None:
+                text += f" = {p.default}"
+        elif p.default is not None:
+            text += f"={p.default}"
+        sig.append(text)
+        if p.kind == POSITIONAL_ONLY and (i + 1 == len(params) or params[i + 1].kind != POSITIONAL_ONLY):
+            sig.append("/")
+
+    args = []
+    for p in params:
+        if p.kind in (POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD):
+            args.append(p.name)
+        elif p.kind == VAR_POSITIONAL:
+            args.append("*" + p.name)
+        elif p.kind == KEYWORD_ONLY:
+            args.append(f"{p.name}={p.name}")
+        else:
+            args.append("**" + p.name)
+    call = f"{'await ' if is_async else ''}{hook}({', '.join(args)})"
+
+    I = indent
+    lines = [f"{'async ' if is_async else ''}def {member}({', '.join(sig)}):",
+             f"{I}# Added by attn-lint --fix (AL001): run the delegates' hook where they define it."]
+    single = len(delegates) == 1 and not delegates[0].sequence
+    for d in delegates:
+        if d.sequence:
+            lines += [f"{I}{seq_name} = self.{d.attr}",
+                      f"{I}for {item} in ({seq_name}.values() if isinstance({seq_name}, dict) else {seq_name}):",
+                      f"{I}{I}{hook} = getattr({item}, \"{member}\", None)",
+                      f"{I}{I}if {hook} is not None:",
+                      f"{I}{I}{I}{call}"]
+        else:
+            lines += [f"{I}{hook} = getattr(self.{d.attr}, \"{member}\", None)",
+                      f"{I}if {hook} is not None:",
+                      f"{I}{I}{'return ' if single else ''}{call}"]
+    if single:
+        lines.append(f"{I}return None")
+    return "\n".join(lines) + "\n"
+
+
+def _fresh(base: str, taken: set[str]) -> str:
+    name = base
+    n = 0
+    while name in taken or name == "self":
+        n += 1
+        name = f"_{base}{n if n > 1 else ''}"
+    return name
+
+
+def _indent_of(text: str) -> str:
+    try:
+        return cst.parse_module(text).default_indent
+    except Exception:
+        return "    "
+
+
+class _SourceCache:
+    def __init__(self):
+        self._text: dict[str, str] = {}
+        self._trees: dict[str, ast.Module | None] = {}
+
+    def text(self, path: str) -> str:
+        if path not in self._text:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            self._text[path] = data.decode("utf-8")
+        return self._text[path]
+
+    def defaults(self, path: str, fn) -> tuple[dict[str, str | None], dict[str, str | None]]:
+        """Parameter name -> default source text, and -> annotation text, for the function at fn.line."""
+        if path not in self._trees:
+            try:
+                self._trees[path] = ast.parse(self.text(path))
+            except (SyntaxError, ValueError, UnicodeDecodeError):
+                self._trees[path] = None
+        tree = self._trees[path]
+        if tree is None:
+            return {}, {}
+        node = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and n.name == fn.name and n.lineno == fn.line), None)
+        if node is None:
+            return {}, {}
+        a = node.args
+        positional = a.posonlyargs + a.args
+        defaults: dict[str, str | None] = {}
+        for arg, d in zip(positional[len(positional) - len(a.defaults):], a.defaults):
+            defaults[arg.arg] = ast.unparse(d)
+        for arg, d in zip(a.kwonlyargs, a.kw_defaults):
+            if d is not None:
+                defaults[arg.arg] = ast.unparse(d)
+        annotations = {arg.arg: ast.unparse(arg.annotation) for arg in positional + a.kwonlyargs
+                       if arg.annotation is not None}
+        return defaults, annotations
+
+
+# ------------------------------------------------------------------------------------------------
+# Rewriting
+# ------------------------------------------------------------------------------------------------
+
+class _AddMethods(cst.CSTTransformer):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, targets: dict[tuple[str, int], list[cst.BaseStatement]]):
+        super().__init__()
+        self.targets = targets
+        self.stack: list[str] = []
+        self.done: set[tuple[str, int]] = set()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self.stack.append(node.name.value)
+        return True
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        name = ".".join(self.stack)
+        self.stack.pop()
+        pos = self.get_metadata(PositionProvider, original)
+        # The summary's class line is the `class` keyword's; libcst's start includes decorators.
+        keys = [k for k in self.targets if k[0] == name and k not in self.done and
+                pos.start.line <= k[1] <= pos.end.line]
+        if not keys or not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        key = keys[0]
+        self.done.add(key)
+        new = list(updated.body.body)
+        for stmt in self.targets[key]:
+            new.append(stmt.with_changes(leading_lines=[cst.EmptyLine(indent=False)]))
+        return updated.with_changes(body=updated.body.with_changes(body=new))
+
+
+def _render(fp: FilePlan, sources: _SourceCache) -> None:
+    with open(fp.path, "rb") as fh:
+        fp.old = fh.read()
+    try:
+        module = cst.parse_module(fp.old)
+    except cst.ParserSyntaxError as exc:
+        for m in fp.methods:
+            fp.skipped.append((m.finding, f"libcst cannot parse the file: {exc.message}"))
+        fp.methods = []
+        return
+    targets: dict[tuple[str, int], list[cst.BaseStatement]] = {}
+    for m in list(fp.methods):
+        try:
+            stmt = cst.parse_statement(m.code, config=module.config_for_parsing)
+        except cst.ParserSyntaxError as exc:
+            fp.skipped.append((m.finding, f"generated code does not parse: {exc.message}"))
+            fp.methods.remove(m)
+            continue
+        targets.setdefault((m.class_name, m.class_line), []).append(stmt)
+    if not fp.methods:
+        return
+    transformer = _AddMethods(targets)
+    new_module = MetadataWrapper(module, unsafe_skip_copy=True).visit(transformer)
+    missing = set(targets) - transformer.done
+    if missing:
+        kept = []
+        for m in fp.methods:
+            if (m.class_name, m.class_line) in missing:
+                fp.skipped.append((m.finding, "the class body is not an indented block"))
+            else:
+                kept.append(m)
+        fp.methods = kept
+    if not fp.methods:
+        return
+    new = new_module.bytes
+    problem = compile_error(new, fp.path)
+    if problem:  # never write a file that does not compile
+        for m in fp.methods:
+            fp.skipped.append((m.finding, f"the fixed file would not compile ({problem}); left unchanged"))
+        fp.methods = []
+        return
+    fp.new = new
+
+
+def compile_error(data: bytes, path: str) -> str | None:
+    """None when `data` compiles as Python (parsed and checked, never run), else the error."""
+    try:
+        compile(data, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        return getattr(exc, "msg", None) or str(exc)
+    return None
+
+
+# ------------------------------------------------------------------------------------------------
+# Output
+# ------------------------------------------------------------------------------------------------
+
+def notes(plans: list[FilePlan]) -> list[str]:
+    out = []
+    for fp in plans:
+        for f, why in fp.skipped:
+            out.append(f"cannot fix {f.code} `{f.class_name.rsplit('.', 1)[-1]}.{f.member}` in {fp.display}: {why}")
+    return out
+
+
+def diff(plans: list[FilePlan]) -> str:
+    chunks = []
+    for fp in sorted(plans, key=lambda p: p.display):
+        if fp.new is None or fp.new == fp.old:
+            continue
+        old = fp.old.decode("utf-8", errors="replace").splitlines(keepends=True)
+        new = fp.new.decode("utf-8", errors="replace").splitlines(keepends=True)
+        chunks.append("".join(difflib.unified_diff(old, new, fromfile=f"a/{fp.display}", tofile=f"b/{fp.display}")))
+    return "".join(chunks)
+
+
+def apply(plans: list[FilePlan]) -> tuple[int, int]:
+    """Write the fixed files; (findings fixed, files written)."""
+    n_fixed = n_files = 0
+    for fp in plans:
+        if fp.new is None or fp.new == fp.old:
+            continue
+        with open(fp.path, "rb") as fh:
+            if fh.read() != fp.old:
+                fp.skipped.extend((m.finding, "the file changed while fixing; left unchanged") for m in fp.methods)
+                continue
+        atomic_write_bytes(fp.path, fp.new)
+        n_fixed += len(fp.methods)
+        n_files += 1
+    return n_fixed, n_files
+
+
+def atomic_write_bytes(path: str, data: bytes) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".attn-lint-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        try:
+            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+        except OSError:
+            pass
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+

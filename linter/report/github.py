@@ -1,0 +1,35 @@
+"""`--format github`: GitHub Actions workflow commands, one annotation per finding.
+
+`::error file=PATH,line=L,col=C,title=AL001 unforwarded-hook::MESSAGE` (`warning` and `notice` for
+the other severities). The evidence chain goes into the message, one line per link.
+"""
+
+from __future__ import annotations
+
+from ..engine import Result
+
+LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _prop(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render(result: Result, path_of=None) -> str:
+    """`path_of(display) -> str` maps paths (for example to the repository root); identity by default."""
+    path_of = path_of or (lambda p: p)
+    out = []
+    for f in result.findings:
+        body = f.message
+        if f.evidence:
+            body += "\n" + "\n".join(f"  {path_of(e.path)}:{e.line}: {e.note}" for e in f.evidence)
+        out.append(f"::{LEVELS.get(f.severity, 'error')} file={_prop(path_of(f.path))},line={f.line},"
+                   f"col={f.column},title={_prop(f'{f.code} {f.name}')}::{_data(body)}")
+    for e in result.errors:
+        out.append(f"::warning file={_prop(path_of(e.path))},line={e.line or 1},"
+                   f"title={_prop('attn-lint ' + e.kind)}::{_data(e.message + ' (file skipped)')}")
+    return "\n".join(out)

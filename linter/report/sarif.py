@@ -1,0 +1,108 @@
+"""`--format sarif`: SARIF 2.1.0, as GitHub code scanning accepts it.
+
+One run; `tool.driver.rules` describes every rule (help text from the rule's doc); each result has
+its ruleId/ruleIndex, level, message, a physical location, the evidence chain as relatedLocations
+(also linked from the message), and a partial fingerprint (the baseline's, stable across line moves).
+Paths are URIs relative to `%SRCROOT%` (the project root).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from urllib.parse import quote
+
+from ... import __version__
+from ..baseline import fingerprint
+from ..engine import Result
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def _uri(path: str) -> str:
+    return quote(path.replace(os.sep, "/"), safe="/:@-._~")
+
+
+def _location(path: str, line: int, column: int | None = None) -> dict:
+    region = {"startLine": max(1, line)}
+    if column:
+        region["startColumn"] = max(1, column)
+    return {"physicalLocation": {"artifactLocation": {"uri": _uri(path), "uriBaseId": "%SRCROOT%"},
+                                 "region": region}}
+
+
+def _rule_descriptors(extra_codes: set[str]) -> list[dict]:
+    from ...rules import ALL_RULES
+    from ..suppress import UNUSED_CODE, UNUSED_DOC, UNUSED_NAME, UNUSED_SUMMARY
+    rules = [(r.code, r.name, r.summary, r.doc, r.severity) for r in ALL_RULES]
+    if UNUSED_CODE in extra_codes:
+        rules.append((UNUSED_CODE, UNUSED_NAME, UNUSED_SUMMARY, UNUSED_DOC, "warning"))
+    out = []
+    for code, name, summary, doc, severity in rules:
+        out.append({
+            "id": code,
+            "name": name,
+            "shortDescription": {"text": summary},
+            "fullDescription": {"text": summary},
+            "help": {"text": doc, "markdown": doc},
+            "defaultConfiguration": {"level": LEVELS.get(severity, "warning")},
+            "properties": {"tags": ["correctness", "interface-drift"], "precision": "high",
+                           "problem.severity": {"error": "error", "warning": "warning"}.get(severity,
+                                                                                            "recommendation")},
+        })
+    return out
+
+
+def build(result: Result, path_of=None, root: str | None = None) -> dict:
+    """`path_of(display) -> str` maps finding paths to paths relative to the project root."""
+    path_of = path_of or (lambda p: p)
+    descriptors = _rule_descriptors({f.code for f in result.findings})
+    index = {d["id"]: i for i, d in enumerate(descriptors)}
+    results = []
+    for f in result.findings:
+        related = []
+        for i, e in enumerate(f.evidence):
+            loc = _location(path_of(e.path), e.line)
+            loc["id"] = i
+            loc["message"] = {"text": e.note}
+            related.append(loc)
+        message = f.message
+        if related:
+            message += " (evidence: " + ", ".join(f"[{path_of(e.path)}:{e.line}]({i})"
+                                                  for i, e in enumerate(f.evidence[:8])) + ")"
+        res = {
+            "ruleId": f.code,
+            "level": LEVELS.get(f.severity, "warning"),
+            "message": {"text": message},
+            "locations": [_location(path_of(f.path), f.line, f.column)],
+            "partialFingerprints": {"attnLint/v1": fingerprint(f, path_of(f.path))},
+            "properties": {"class": f.class_name, "member": f.member, "targets": list(f.targets),
+                           "details": dict(f.details)},
+        }
+        if f.code in index:
+            res["ruleIndex"] = index[f.code]
+        if related:
+            res["relatedLocations"] = related
+        results.append(res)
+    notifications = [{
+        "level": "warning",
+        "message": {"text": f"{e.kind}: {e.message} (file skipped)"},
+        "locations": [_location(path_of(e.path), e.line or 1)],
+        "descriptor": {"id": e.kind},
+    } for e in result.errors]
+    run = {
+        "tool": {"driver": {"name": "attn-lint", "version": __version__, "semanticVersion": __version__,
+                            "rules": descriptors}},
+        "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notifications}],
+        "results": results,
+        "columnKind": "unicodeCodePoints",
+    }
+    if root:
+        base = root if root.endswith(os.sep) else root + os.sep
+        run["originalUriBaseIds"] = {"%SRCROOT%": {"uri": "file://" + _uri(base)}}
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def render(result: Result, path_of=None, root: str | None = None) -> str:
+    return json.dumps(build(result, path_of, root), indent=2)

@@ -1,0 +1,170 @@
+"""Baselines: --write-baseline records findings, --baseline reports only new ones; fingerprints survive moves."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections import Counter
+
+from click.testing import CliRunner
+
+from attn_lint.linter.baseline import filter_new, fingerprint
+from attn_lint.linter.cli import main
+from attn_lint.linter.findings import Finding
+
+# Small trees of our own (not the rules' examples, which may change): AL001 and AL002, as packages.
+_BACKENDS = """
+class Backend:
+    def forward(self, batch):
+        raise NotImplementedError
+
+class FlashBackend(Backend):
+    def forward(self, batch):
+        return batch
+
+    def plan_chunks(self, batch, disable_ragged: bool = False):
+        self.planned = batch
+"""
+TREES = {
+    "AL001": {
+        "serving/backends.py": _BACKENDS + """
+class HybridBackend(Backend):
+    def __init__(self, full_attn_backend: Backend):
+        self.full_attn_backend = full_attn_backend
+
+    def forward(self, batch):
+        return self.full_attn_backend.forward(batch)
+""",
+        "serving/model.py": """
+from serving.backends import Backend
+
+def prefill(backend: Backend, batch):
+    if hasattr(backend, "plan_chunks"):
+        backend.plan_chunks(batch)
+    return backend.forward(batch)
+""",
+    },
+    "AL002": {
+        "serving/backends.py": _BACKENDS + """
+class TrtBackend(FlashBackend):
+    def plan_chunks(self, batch):
+        super().plan_chunks(batch, disable_ragged=True)
+
+class HybridBackend(Backend):
+    def __init__(self, full_attn_backend: Backend):
+        self.full_attn_backend = full_attn_backend
+
+    def forward(self, batch):
+        return self.full_attn_backend.forward(batch)
+
+    def plan_chunks(self, batch, disable_ragged: bool = False):
+        hook = getattr(self.full_attn_backend, "plan_chunks", None)
+        if hook is not None:
+            hook(batch, disable_ragged)
+""",
+    },
+}
+
+
+
+def make_tree(root):
+    for rel, src in TREES["AL001"].items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(src)
+        (p.parent / "__init__.py").touch()
+
+
+def run(cwd, *args):
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, ["--no-cache", *args], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def test_write_then_use(tmp_path):
+    make_tree(tmp_path)
+    r = run(tmp_path, "--write-baseline", "baseline.json", ".")
+    assert r.exit_code == 0 and "wrote 1 finding" in r.stderr
+    doc = json.loads((tmp_path / "baseline.json").read_text())
+    assert doc["version"] == 1
+    (entry,) = doc["findings"]
+    assert entry["code"] == "AL001" and entry["path"] == "serving/backends.py" and entry["count"] == 1
+    assert entry["class"] == "serving.backends.HybridBackend" and entry["member"] == "plan_chunks"
+
+    r = run(tmp_path, "--baseline", "baseline.json", "--format", "json", ".")
+    assert r.exit_code == 0
+    out = json.loads(r.stdout)
+    assert out["findings"] == [] and out["stats"]["baselined"] == 1
+
+
+def test_fingerprints_survive_line_moves(tmp_path):
+    make_tree(tmp_path)
+    assert run(tmp_path, "--write-baseline", "b.json", ".").exit_code == 0
+    backends = tmp_path / "serving" / "backends.py"
+    backends.write_text('"""Moved down by a docstring."""\n\nimport os\n\n\n' + backends.read_text())
+    r = run(tmp_path, "--baseline", "b.json", "--format", "json", ".")
+    assert r.exit_code == 0, r.stdout
+    # analysing from another folder (other display paths) keeps the fingerprints: paths are taken
+    # relative to the project root (here the git root)
+    (tmp_path / ".git").mkdir()
+    r = run(tmp_path / "serving", "--baseline", str(tmp_path / "b.json"), "--format", "json", str(tmp_path))
+    assert r.exit_code == 0, r.stdout
+
+
+def test_new_findings_are_reported(tmp_path):
+    make_tree(tmp_path)
+    assert run(tmp_path, "--write-baseline", "b.json", ".").exit_code == 0
+    backends = tmp_path / "serving" / "backends.py"
+    backends.write_text(backends.read_text() + '''
+
+class OtherHybrid(Backend):
+    def __init__(self, inner: Backend):
+        self.inner = inner
+
+    def forward(self, batch):
+        return self.inner.forward(batch)
+''')
+    r = run(tmp_path, "--baseline", "b.json", "--format", "json", ".")
+    assert r.exit_code == 1
+    out = json.loads(r.stdout)
+    assert [f["class"] for f in out["findings"]] == ["serving.backends.OtherHybrid"]
+    assert out["stats"]["baselined"] == 1
+
+
+def test_bad_baseline_is_a_one_line_error(tmp_path):
+    make_tree(tmp_path)
+    (tmp_path / "b.json").write_text("{not json")
+    r = run(tmp_path, "--baseline", "b.json", ".")
+    assert r.exit_code == 2 and "not JSON" in r.stderr and "Traceback" not in r.output
+    (tmp_path / "b.json").write_text('{"version": 99, "findings": []}')
+    r = run(tmp_path, "--baseline", "b.json", ".")
+    assert r.exit_code == 2 and "not an attn-lint baseline" in r.stderr
+    r = run(tmp_path, "--baseline", "missing.json", ".")
+    assert r.exit_code == 2 and "cannot read baseline" in r.stderr
+
+
+def _finding(**kw) -> Finding:
+    base = dict(code="AL002", name="n", severity="error", path="a.py", line=10, column=5, message="m",
+                class_name="pkg.a.W", member="plan", targets=("pkg.b.T",))
+    base.update(kw)
+    return Finding(**base)
+
+
+def test_fingerprint_ignores_position_and_text():
+    f = _finding()
+    assert fingerprint(f) == fingerprint(dataclasses.replace(f, line=99, column=1, message="other"))
+    for change in ({"code": "AL001"}, {"class_name": "pkg.a.X"}, {"member": "other"}, {"path": "b.py"},
+                   {"targets": ("pkg.b.U",)}):
+        assert fingerprint(f) != fingerprint(dataclasses.replace(f, **change)), change
+    assert fingerprint(_finding(targets=("x", "y"))) == fingerprint(_finding(targets=("y", "x")))
+
+
+def test_counts_cover_duplicates():
+    f1, f2, f3 = _finding(line=1), _finding(line=2), _finding(line=3)
+    known = Counter({fingerprint(f1): 2})
+    new, covered = filter_new([f1, f2, f3], known, {}, None)
+    assert covered == 2 and new == [f3]

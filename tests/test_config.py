@@ -1,0 +1,260 @@
+"""[tool.attn-lint] in pyproject.toml: discovery, validation, precedence, --show-settings."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+
+import pytest
+from click.testing import CliRunner
+
+from attn_lint.linter.cli import main
+from attn_lint.linter.config import ConfigError, find_project_root, load_config, resolve
+
+# Small trees of our own (not the rules' examples, which may change): AL001 and AL002, as packages.
+_BACKENDS = """
+class Backend:
+    def forward(self, batch):
+        raise NotImplementedError
+
+class FlashBackend(Backend):
+    def forward(self, batch):
+        return batch
+
+    def plan_chunks(self, batch, disable_ragged: bool = False):
+        self.planned = batch
+"""
+TREES = {
+    "AL001": {
+        "serving/backends.py": _BACKENDS + """
+class HybridBackend(Backend):
+    def __init__(self, full_attn_backend: Backend):
+        self.full_attn_backend = full_attn_backend
+
+    def forward(self, batch):
+        return self.full_attn_backend.forward(batch)
+""",
+        "serving/model.py": """
+from serving.backends import Backend
+
+def prefill(backend: Backend, batch):
+    if hasattr(backend, "plan_chunks"):
+        backend.plan_chunks(batch)
+    return backend.forward(batch)
+""",
+    },
+    "AL002": {
+        "serving/backends.py": _BACKENDS + """
+class TrtBackend(FlashBackend):
+    def plan_chunks(self, batch):
+        super().plan_chunks(batch, disable_ragged=True)
+
+class HybridBackend(Backend):
+    def __init__(self, full_attn_backend: Backend):
+        self.full_attn_backend = full_attn_backend
+
+    def forward(self, batch):
+        return self.full_attn_backend.forward(batch)
+
+    def plan_chunks(self, batch, disable_ragged: bool = False):
+        hook = getattr(self.full_attn_backend, "plan_chunks", None)
+        if hook is not None:
+            hook(batch, disable_ragged)
+""",
+    },
+}
+
+
+
+def make_tree(root, pyproject: str | None = None, code: str = "AL001") -> None:
+    """The rule's own INVALID example as a package under `root`, plus an optional pyproject."""
+    for rel, src in TREES[code].items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(src)
+        (p.parent / "__init__.py").touch()
+    if pyproject is not None:
+        (root / "pyproject.toml").write_text(textwrap.dedent(pyproject))
+
+
+def cli(*args, cwd=None):
+    runner = CliRunner()
+    old = os.getcwd()
+    try:
+        if cwd:
+            os.chdir(cwd)
+        return runner.invoke(main, ["--no-cache", *args], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def test_root_is_nearest_pyproject_with_table(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.attn-lint]\nselect = ["AL001"]\n')
+    inner = tmp_path / "pkg" / "sub"
+    inner.mkdir(parents=True)
+    (tmp_path / "pkg" / "pyproject.toml").write_text('[project]\nname = "x"\n')  # no table: skipped
+    root, path = find_project_root(str(inner))
+    assert root == str(tmp_path) and path == str(tmp_path / "pyproject.toml")
+
+
+def test_root_falls_back_to_git_root(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    root, path = find_project_root(str(tmp_path / "a" / "b"))
+    assert root == str(tmp_path) and path is None
+
+
+def test_all_keys_parse(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "pyproject.toml").write_text(textwrap.dedent('''
+        [tool.attn-lint]
+        select = ["AL0"]
+        ignore = ["AL003"]
+        exclude = ["legacy/*"]
+        src = ["src"]
+        extra-family-bases = ["pkg.layers.AttentionBackend"]
+        cache-dir = ".cache/al"
+        jobs = 2
+        astroid = false
+        format = "concise"
+        [tool.attn-lint.per-file-ignores]
+        "tests/*" = ["AL002"]
+        [tool.attn-lint.severity]
+        AL003 = "error"
+    '''))
+    cfg = load_config(str(tmp_path / "pyproject.toml"), str(tmp_path))
+    assert cfg.select == ("AL0",) and cfg.ignore == ("AL003",)
+    assert cfg.exclude == ("legacy/*",) and cfg.src == ("src",)
+    assert cfg.per_file_ignores == {"tests/*": ("AL002",)}
+    assert cfg.severity == {"AL003": "error"}
+    assert cfg.extra_family_bases == ("pkg.layers.AttentionBackend",)
+    assert cfg.cache_dir == os.path.join(str(tmp_path), ".cache/al")
+    assert (cfg.jobs, cfg.astroid, cfg.format) == (2, False, "concise")
+
+
+@pytest.mark.parametrize("body, key", [
+    ('selekt = ["AL001"]', "selekt"),
+    ('select = ["AL999"]', "select"),
+    ('ignore = "AL9"', "ignore"),
+    ('severity = {AL001 = "fatal"}', "severity.AL001"),
+    ('severity = {AL077 = "error"}', "severity"),
+    ('jobs = -1', "jobs"),
+    ('jobs = true', "jobs"),
+    ('astroid = "yes"', "astroid"),
+    ('src = ["nope"]', "src"),
+    ('exclude = [1]', "exclude"),
+    ('per-file-ignores = ["x"]', "per-file-ignores"),
+    ('per-file-ignores = {"t/*" = ["XX1"]}', "per-file-ignores"),
+    ('extra-family-bases = ["Base"]', "extra-family-bases"),
+    ('format = "xml"', "format"),
+])
+def test_bad_keys_and_values_name_the_key(tmp_path, body, key):
+    (tmp_path / "pyproject.toml").write_text(f"[tool.attn-lint]\n{body}\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(str(tmp_path / "pyproject.toml"), str(tmp_path))
+    assert f"`{key}" in str(err.value)
+    # and through the command line: one line, exit 2
+    r = cli("--show-settings", str(tmp_path), cwd=tmp_path)
+    assert r.exit_code == 2
+    assert "configuration error" in r.stderr and f"`{key}" in r.stderr
+    assert "Traceback" not in r.output
+
+
+def test_unknown_key_suggests_spelling(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.attn-lint]\nper_file_ignores = {}\n')
+    with pytest.raises(ConfigError, match="did you mean `per-file-ignores`"):
+        load_config(str(tmp_path / "pyproject.toml"), str(tmp_path))
+
+
+def test_invalid_toml_is_an_error(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.attn-lint]\nselect = [\n')
+    r = cli("--show-settings", ".", cwd=tmp_path)
+    assert r.exit_code == 2 and "not valid TOML" in r.stderr
+
+
+def test_config_applies_and_cli_overrides(tmp_path):
+    make_tree(tmp_path, '[tool.attn-lint]\nignore = ["AL001"]\n')
+    r = cli("--format", "json", ".", cwd=tmp_path)
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["findings"] == []
+    r = cli("--format", "json", "--ignore", "AL003", ".", cwd=tmp_path)  # CLI replaces the file's ignore
+    assert r.exit_code == 1
+    assert [f["code"] for f in json.loads(r.stdout)["findings"]] == ["AL001"]
+    r = cli("--isolated", "--format", "json", ".", cwd=tmp_path)
+    assert r.exit_code == 1
+
+
+def test_show_settings_reports_sources(tmp_path):
+    make_tree(tmp_path, '''
+        [tool.attn-lint]
+        select = ["AL001", "AL002"]
+        src = ["serving"]
+        extra-family-bases = ["serving.backends.Backend"]
+        [tool.attn-lint.severity]
+        AL002 = "warning"
+    ''')
+    r = cli("--show-settings", "--ignore", "AL002", cwd=tmp_path)
+    assert r.exit_code == 0, r.output
+    out = r.stdout
+    assert 'select             = ["AL001", "AL002"]    # pyproject.toml' in out
+    assert 'ignore             = ["AL002"]    # command line' in out
+    assert 'rules              = ["AL001"]' in out
+    assert 'paths              = ["serving"]    # src' in out
+    assert '"AL002": "warning"' in out
+    assert "serving.backends.Backend" in out
+    assert f"config-file        = {tmp_path / 'pyproject.toml'}" in out
+
+
+def test_src_is_the_default_path_and_paths_are_shown_from_cwd(tmp_path):
+    make_tree(tmp_path, '[tool.attn-lint]\nsrc = ["serving"]\n')
+    r = cli("--format", "concise", cwd=tmp_path)
+    assert r.exit_code == 1
+    assert r.stdout.startswith("serving/backends.py:")
+
+
+def test_no_paths_and_no_config_is_a_usage_error(tmp_path):
+    r = cli(cwd=tmp_path)
+    assert r.exit_code == 2 and "at least one file or folder" in r.output
+
+
+def test_exclude_globs_are_relative_to_the_root(tmp_path):
+    make_tree(tmp_path, '[tool.attn-lint]\nexclude = ["serving/model.py"]\n')
+    # analysed through the subfolder: the glob still applies (no probe left, so no AL001)
+    r = cli("--format", "json", "serving", cwd=tmp_path)
+    assert r.exit_code == 0
+    assert json.loads(r.stdout)["stats"]["files"] == 2
+
+
+def test_per_file_ignores_and_severity(tmp_path):
+    make_tree(tmp_path, '''
+        [tool.attn-lint]
+        [tool.attn-lint.per-file-ignores]
+        "serving/back*.py" = ["AL001"]
+    ''')
+    r = cli("--format", "json", ".", cwd=tmp_path)
+    assert r.exit_code == 0 and json.loads(r.stdout)["stats"]["per_file_ignored"] == 1
+    (tmp_path / "pyproject.toml").write_text('[tool.attn-lint]\nseverity = {AL001 = "info"}\n')
+    r = cli("--format", "json", ".", cwd=tmp_path)
+    assert [f["severity"] for f in json.loads(r.stdout)["findings"]] == ["info"]
+
+
+def test_config_file_option_and_cli_select_validation(tmp_path):
+    make_tree(tmp_path)
+    other = tmp_path / "conf" / "pyproject.toml"
+    other.parent.mkdir()
+    other.write_text('[tool.attn-lint]\nselect = ["AL002"]\n')
+    r = cli("--config", str(other), "--format", "json", ".", cwd=tmp_path)
+    assert r.exit_code == 0
+    r = cli("--select", "AL123", ".", cwd=tmp_path)
+    assert r.exit_code == 2 and "AL123" in r.stderr
+
+
+def test_resolve_precedence_unit(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.attn-lint]\njobs = 3\nastroid = false\ncache-dir = "c"\n')
+    res = resolve((str(tmp_path),))
+    assert res.settings.jobs == 3 and res.settings.astroid is False
+    assert res.settings.cache_dir == os.path.join(str(tmp_path), "c")
+    res = resolve((str(tmp_path),), jobs=1, no_cache=True)
+    assert res.settings.jobs == 1 and res.settings.cache_dir is None
+    assert res.sources["jobs"] == "command line" and res.sources["astroid"] == "pyproject.toml"

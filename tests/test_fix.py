@@ -1,0 +1,315 @@
+"""--fix / --diff for AL001: a forwarding method, safe signature, formatting kept, atomic writes."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from click.testing import CliRunner
+
+from attn_lint.linter import fix as fixer
+from attn_lint.linter.cli import main
+from attn_lint.linter.engine import Settings, analyse
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+
+MODEL = '''
+from serving.backends import Backend
+
+def prefill(backend: Backend, batch):
+    if hasattr(backend, "plan_chunks"):
+        backend.plan_chunks(batch)
+    return backend.forward(batch)
+'''
+
+
+def write(root, files: dict[str, str]):
+    for rel, src in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(src).lstrip("\n"))
+        (p.parent / "__init__.py").touch()
+
+
+def backends(impls: str, wrapper_extra: str = "", delegates: str = "full_attn_backend") -> str:
+    attrs = "".join(f"        self.{d} = {d}\n" for d in delegates.split(","))
+    params = ", ".join(f"{d}: Backend" for d in delegates.split(","))
+    first = delegates.split(",")[0]
+    return BASE.lstrip("\n") + textwrap.dedent(impls) + f'''
+
+# The wrapper (a comment that must survive).
+class HybridBackend(Backend):
+    """Holds other backends."""
+
+    def __init__(self, {params}):
+{attrs}
+    def forward(self, batch):
+        return self.{first}.forward(batch)  # keep me
+{wrapper_extra}
+
+def helper():   # odd   spacing stays
+    return   1
+'''
+
+
+BASE = '''
+class Backend:
+    def forward(self, batch):
+        raise NotImplementedError
+'''
+
+
+def findings(root, codes=("AL001", "AL002")):
+    res = analyse([str(root)], Settings(cache_dir=None))
+    return [(f.code, f.class_name.rsplit(".", 1)[-1], f.member) for f in res.findings if f.code in codes]
+
+
+def cli(root, *args):
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        return CliRunner().invoke(main, ["--no-cache", *args, "."], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def fix_and_read(root):
+    r = cli(root, "--fix")
+    return r, (root / "serving" / "backends.py").read_text()
+
+
+def test_diff_does_not_write_and_fix_does(tmp_path):
+    write(tmp_path, {"serving/backends.py": backends('''
+        class FlashBackend(Backend):
+            def forward(self, batch):
+                return batch
+
+            def plan_chunks(self, batch, disable_ragged: bool = False):
+                self.planned = (batch, disable_ragged)
+
+        class TrtBackend(FlashBackend):
+            def plan_chunks(self, batch):
+                self.planned = batch
+    '''), "serving/model.py": MODEL})
+    path = tmp_path / "serving" / "backends.py"
+    before = path.read_text()
+    assert findings(tmp_path) == [("AL001", "HybridBackend", "plan_chunks")]
+
+    r = cli(tmp_path, "--diff")
+    assert r.exit_code == 1
+    assert r.stdout.startswith("--- a/serving/backends.py\n+++ b/serving/backends.py\n")
+    assert "+    def plan_chunks(self, batch):" in r.stdout
+    assert path.read_text() == before
+    if shutil.which("git"):  # the diff applies as it is
+        check = subprocess.run(["git", "apply", "--check", "-"], input=r.stdout, cwd=tmp_path, text=True,
+                               capture_output=True)
+        assert check.returncode == 0, check.stderr
+
+    r, after = fix_and_read(tmp_path)
+    assert r.exit_code == 0, r.output
+    assert "fixed 1 finding in 1 file" in r.stderr
+    # only additions: formatting and comments untouched
+    removed = [x for x in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="")
+               if x.startswith("-") and not x.startswith("---")]
+    assert removed == []
+    assert "# The wrapper (a comment that must survive)." in after and "def helper():   # odd   spacing stays" in after
+    assert 'hook = getattr(self.full_attn_backend, "plan_chunks", None)' in after
+    assert findings(tmp_path) == []
+    assert [p.name for p in path.parent.iterdir() if p.name.startswith(".attn-lint-")] == []
+    # nothing left to fix: --diff is empty and exits 0
+    assert cli(tmp_path, "--diff").exit_code == 0
+
+
+def test_fixed_code_runs_the_delegate_hook(tmp_path):
+    write(tmp_path, {"serving/backends.py": backends('''
+        class FlashBackend(Backend):
+            def forward(self, batch):
+                return batch
+
+            def plan_chunks(self, batch, disable_ragged=False):
+                self.planned = (batch, disable_ragged)
+                return "planned"
+    '''), "serving/model.py": MODEL})
+    assert fix_and_read(tmp_path)[0].exit_code == 0
+    code = ("from serving.backends import FlashBackend, HybridBackend, Backend\n"
+            "f = FlashBackend(); h = HybridBackend(f)\n"
+            "assert h.plan_chunks(7, disable_ragged=True) == 'planned' and f.planned == (7, True)\n"
+            "h2 = HybridBackend(Backend()); assert h2.plan_chunks(1) is None\n"
+            "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert out.stdout.strip() == "ok", out.stderr
+
+
+@pytest.mark.parametrize("impls, expect_sig", [
+    # shared prefix, the narrow implementation decides
+    ('''
+     class A(Backend):
+         def plan_chunks(self, batch, disable_ragged=False): ...
+     class B(Backend):
+         def plan_chunks(self, batch): ...
+     ''', "def plan_chunks(self, batch):"),
+    # a keyword both accept with the same literal default becomes keyword-only
+    ('''
+     class A(Backend):
+         def plan_chunks(self, batch, *, chunk: int = 8): ...
+     class B(Backend):
+         def plan_chunks(self, batch, extra=None, chunk: int = 8): ...
+     ''', "def plan_chunks(self, batch, *, chunk: int = 8):"),
+    # different defaults: left to each implementation
+    ('''
+     class A(Backend):
+         def plan_chunks(self, batch, chunk=8): ...
+     class B(Backend):
+         def plan_chunks(self, batch, chunk=16): ...
+     ''', "def plan_chunks(self, batch):"),
+    # a default that is a name (maybe not importable in the wrapper's module): left out
+    ('''
+     LIMIT = 3
+     class A(Backend):
+         def plan_chunks(self, batch, limit=LIMIT): ...
+     ''', "def plan_chunks(self, batch):"),
+    # positional-only, *args and **kwargs are kept when every implementation has them
+    ('''
+     class A(Backend):
+         def plan_chunks(self, batch, /, *args, **kwargs): ...
+     class B(Backend):
+         def plan_chunks(self, batch, /, *rest, **kw): ...
+     ''', "def plan_chunks(self, batch, /, *args, **kwargs):"),
+    # a required argument everyone takes stays required
+    ('''
+     class A(Backend):
+         def plan_chunks(self, batch, seq_lens): ...
+     class B(Backend):
+         def plan_chunks(self, batch, seq_lens, flag=True): ...
+     ''', "def plan_chunks(self, batch, seq_lens):"),
+])
+def test_signature_is_what_every_implementation_accepts(tmp_path, impls, expect_sig):
+    write(tmp_path, {"serving/backends.py": backends(impls), "serving/model.py": MODEL})
+    assert findings(tmp_path, ("AL001",))
+    r, after = fix_and_read(tmp_path)
+    assert "fixed 1 finding in 1 file" in r.stderr, r.output + after
+    assert expect_sig in after, after
+    # no AL001 left, and no AL002 in the wrapper (the model's own calls are another matter)
+    assert [f for f in findings(tmp_path) if f[1] == "HybridBackend"] == []
+
+
+def test_unfixable_when_an_implementation_needs_more(tmp_path):
+    write(tmp_path, {"serving/backends.py": backends('''
+        class A(Backend):
+            def plan_chunks(self, batch, seq_lens): ...
+        class B(Backend):
+            def plan_chunks(self, batch): ...
+    '''), "serving/model.py": MODEL})
+    before = (tmp_path / "serving" / "backends.py").read_text()
+    r, after = fix_and_read(tmp_path)
+    assert r.exit_code == 1
+    assert "cannot fix AL001 `HybridBackend.plan_chunks`" in r.stderr and "seq_lens" in r.stderr
+    assert after == before
+
+
+def test_two_delegates_and_async(tmp_path):
+    write(tmp_path, {"serving/backends.py": backends('''
+        class A(Backend):
+            async def plan_chunks(self, batch): ...
+    ''', delegates="prefill_backend,decode_backend"), "serving/model.py": MODEL})
+    r, after = fix_and_read(tmp_path)
+    assert r.exit_code == 0, r.output
+    assert "async def plan_chunks(self, batch):" in after
+    assert after.count("await hook(batch)") == 2
+    assert 'getattr(self.decode_backend, "plan_chunks", None)' in after
+    assert 'getattr(self.prefill_backend, "plan_chunks", None)' in after
+    assert findings(tmp_path) == []
+
+
+def test_fixture_hidden_hook(tmp_path):
+    src = REPO / "fixtures" / "al001_hidden_hook"
+    if not src.is_dir():
+        pytest.skip("fixtures/al001_hidden_hook is not in this checkout")
+    shutil.copytree(src, tmp_path / "case")
+    root = tmp_path / "case"
+    assert ("AL001", "HybridLinearAttnBackend", "init_mha_chunk_metadata") in findings(root)
+    r = cli(root, "--fix", "--format", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["findings"] == []
+    assert findings(root, ("AL001", "AL002", "AL003")) == []
+    text = (root / "serving" / "backends" / "hybrid_linear_attn_backend.py").read_text()
+    # the list of all backends also holds full_attn_backend: forwarded once, through the attribute
+    assert text.count("getattr(") == 1
+    # the annotation is kept: `ForwardBatch` means the same class in the wrapper's module
+    assert "def init_mha_chunk_metadata(self, forward_batch: ForwardBatch):" in text
+    out = subprocess.run([sys.executable, "-c", "import serving.models.forward_mha"], cwd=root,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+
+
+def test_never_writes_a_file_that_does_not_compile(tmp_path, monkeypatch):
+    write(tmp_path, {"serving/backends.py": backends('''
+        class A(Backend):
+            def plan_chunks(self, batch): ...
+    '''), "serving/model.py": MODEL})
+    path = tmp_path / "serving" / "backends.py"
+    before = path.read_text()
+    monkeypatch.setattr(fixer, "compile_error", lambda data, p: "simulated error")
+    r, after = fix_and_read(tmp_path)
+    assert r.exit_code == 1 and "would not compile (simulated error)" in r.stderr
+    assert after == before
+
+
+def test_compile_error_detects_bad_code():
+    assert fixer.compile_error(b"def f(self, a, a):\n    pass\n", "x.py")
+    assert fixer.compile_error(b"x = 1\n", "x.py") is None
+
+
+def test_tabs_and_crlf_are_kept(tmp_path):
+    src = backends('''
+        class A(Backend):
+            def plan_chunks(self, batch): ...
+    ''').replace("    ", "\t").replace("\n", "\r\n")
+    (tmp_path / "serving").mkdir()
+    (tmp_path / "serving" / "__init__.py").touch()
+    (tmp_path / "serving" / "backends.py").write_bytes(src.encode())
+    (tmp_path / "serving" / "model.py").write_text(textwrap.dedent(MODEL))
+    r = cli(tmp_path, "--fix")
+    assert r.exit_code == 0, r.output
+    data = (tmp_path / "serving" / "backends.py").read_bytes()
+    assert data.startswith(src.encode()[:200])
+    assert b"\r\n\tdef plan_chunks(self, batch):\r\n\t\thook = getattr" in data.replace(
+        b"\t\t# Added by attn-lint --fix (AL001): run the delegates' hook where they define it.\r\n", b"")
+    assert b"\n" not in data.replace(b"\r\n", b"")
+
+
+def test_annotations_only_where_they_resolve_in_the_wrapper_module(tmp_path):
+    write(tmp_path, {
+        "serving/base.py": BASE,
+        "serving/types.py": "class Batch:\n    pass\n\nclass Meta:\n    pass\n",
+        "serving/impls.py": '''
+            from serving.base import Backend
+            from serving.types import Batch, Meta
+
+            class A(Backend):
+                def plan_chunks(self, batch: Batch, meta: Meta = None, n: int = 1): ...
+        ''',
+        "serving/backends.py": '''
+            from serving.base import Backend
+            from serving.types import Batch
+
+            class HybridBackend(Backend):
+                def __init__(self, full_attn_backend: Backend):
+                    self.full_attn_backend = full_attn_backend
+
+                def forward(self, batch):
+                    return self.full_attn_backend.forward(batch)
+        ''',
+        "serving/model.py": MODEL.replace("serving.backends", "serving.base"),
+    })
+    r, after = fix_and_read(tmp_path)
+    assert r.exit_code == 0, r.output
+    # Batch is imported in the wrapper's module, Meta is not (its annotation is dropped), int is a builtin
+    assert "def plan_chunks(self, batch: Batch, meta=None, n: int = 1):" in after, after
