@@ -44,6 +44,7 @@ class FamilyModel:
         self.index = index
         self.resolver = resolver
         self._provided_memo: dict[tuple, dict[str, set[str]]] = {}
+        self._structure_memo: dict[str, frozenset[str]] = {}
 
     @cached_property
     def family_members(self) -> dict[str, frozenset[str]]:
@@ -105,33 +106,44 @@ class FamilyModel:
         """
         return frozenset(d.attr for w in self.wrappers.values() for d in w.delegates)
 
+    def family_structure(self, qual: str) -> frozenset[str]:
+        """Delegate attribute names of the wrappers in `qual`'s families."""
+        hit = self._structure_memo.get(qual)
+        if hit is None:
+            hit = frozenset(d.attr for w in self.wrappers.values() if self.same_family(w.qual, qual)
+                            for d in w.delegates)
+            self._structure_memo[qual] = hit
+        return hit
+
     @cached_property
-    def unwrapping_functions(self) -> frozenset[int]:
-        """Functions (by id) that look through wrappers: they read or probe a wrapper's delegate
-        attribute on something other than `self`. Values they return or probe have been
-        unwrapped, so they are not taken to be wrappers."""
+    def unwrapping_functions(self) -> dict[int, frozenset[str]]:
+        """Functions (by id) that look through wrappers: they probe an object for a wrapper's
+        delegate attribute (`hasattr(b, "full_attn_backend")`), or walk down through one
+        (`b = b.full_attn_backend`). Values they return or probe have been unwrapped, so they
+        are not taken to be wrappers. A wrapper reading its own delegates is forwarding."""
         names = self.structural_members
-        out: set[int] = set()
+        out: dict[int, frozenset[str]] = {}
         for mod in self.index.modules.values():
             summary = mod.summary
             fns = [(None, summary.toplevel)] + [(None, f) for f in summary.functions.values()]
             for cname, cls in summary.classes.items():
                 fns.extend((f"{mod.name}.{cname}", f) for f in cls.methods.values())
             for cqual, fn in fns:
-                # A wrapper reading its own delegates is forwarding, not unwrapping; any other code
-                # that looks for delegate attributes (base-class helpers included) unwraps.
                 own = {d.attr for d in self.wrappers[cqual].delegates} if cqual in self.wrappers else set()
-                self_name = fn.params[0].name if fn.params and own else None
-                if any(p.member in names and not (p.member in own and _root_name(p.receiver) == self_name)
-                       for p in fn.probes) or any(_reads_attr(v, names - own, None) or
-                                                  _reads_attr(v, names & own, self_name)
-                                                  for values in fn.locals.values() for v in values):
-                    out.add(id(fn))
-        return frozenset(out)
+                self_name = fn.params[0].name if fn.params else None
+                found = {p.member for p in fn.probes
+                         if p.member in names and not (p.member in own and _root_name(p.receiver) == self_name)}
+                for local, values in fn.locals.items():
+                    found |= _steps_down(local, values, names)
+                if found:
+                    out[id(fn)] = frozenset(found)
+        return out
 
-    def via_unwrapper(self, site_fn: FunctionInfo, scope, ref: tuple | None, depth: int = 0) -> bool:
-        """Whether a receiver comes out of wrapper-unwrapping code (see unwrapping_functions)."""
-        if id(site_fn) in self.unwrapping_functions:
+    def via_unwrapper(self, site_fn: FunctionInfo, scope, ref: tuple | None, wrapper: str,
+                      depth: int = 0) -> bool:
+        """Whether a receiver comes out of code that unwraps `wrapper`'s family."""
+        structure = self.family_structure(wrapper)
+        if self.unwrapping_functions.get(id(site_fn), frozenset()) & structure:
             return True
         if ref is None or depth > 6:
             return False
@@ -140,17 +152,12 @@ class FamilyModel:
             res = self.resolver.resolve(ref[1], scope)
             for t in res.types:
                 fn = self._function_of(t)
-                if fn is not None and id(fn) in self.unwrapping_functions:
+                if fn is not None and self.unwrapping_functions.get(id(fn), frozenset()) & structure:
                     return True
-            return self.via_unwrapper_inner(site_fn, scope, ref[1], depth)
-        return self.via_unwrapper_inner(site_fn, scope, ref, depth)
-
-    def via_unwrapper_inner(self, site_fn, scope, ref, depth) -> bool:
-        kind = ref[0] if ref else None
         if kind in ("attr", "sub", "iter", "getattr", "call"):
-            return self.via_unwrapper(site_fn, scope, ref[1], depth + 1) if ref[1] else False
+            return self.via_unwrapper(site_fn, scope, ref[1], wrapper, depth + 1) if ref[1] else False
         if kind == "name" and ref[1] in site_fn.locals:
-            return any(self.via_unwrapper(site_fn, scope, v, depth + 1) for v in site_fn.locals[ref[1]])
+            return any(self.via_unwrapper(site_fn, scope, v, wrapper, depth + 1) for v in site_fn.locals[ref[1]])
         return False
 
     def _function_of(self, t) -> FunctionInfo | None:
@@ -324,18 +331,17 @@ def _root_name(ref: tuple | None) -> str | None:
     return ref[1] if ref is not None and ref[0] == "name" else None
 
 
-def _reads_attr(ref, names: frozenset[str], self_name: str | None) -> bool:
-    """Whether an expression reads `<x>.<name>` for a name in `names`, with x not `self`."""
-    while isinstance(ref, tuple) and ref:
-        if ref[0] == "attr" and ref[2] in names and _root_name(ref[1]) != self_name:
-            return True
-        if ref[0] in ("attr", "sub", "iter", "getattr", "call"):
-            ref = ref[1]
-        elif ref[0] in ("seq", "union"):
-            return any(_reads_attr(r, names, self_name) for r in ref[1])
-        else:
-            return False
-    return False
+def _steps_down(local: str, values: tuple, names: frozenset[str]) -> set[str]:
+    """`b = b.full_attn_backend` (or `getattr(b, "primary", b)`): a loop variable walking down
+    through wrappers. Returns the attribute names it walks through."""
+    out = set()
+    for value in values:
+        while isinstance(value, tuple) and value and value[0] == "union":
+            value = value[1][0] if value[1] else None
+        if isinstance(value, tuple) and value and value[0] in ("attr", "getattr") and value[2] in names \
+                and value[1] == ("name", local):
+            out.add(value[2])
+    return out
 
 
 def _local_getattr_member(fn: FunctionInfo, func: tuple) -> str:

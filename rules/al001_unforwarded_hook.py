@@ -155,7 +155,7 @@ def prefill(backend: Backend, batch):
                 hits = []
                 for site, probe in ctx.probes[member]:
                     if model.is_wrapper_internal(site.cls, site.fn, probe.receiver) or model.via_unwrapper(
-                            site.fn, site.scope, probe.receiver):
+                            site.fn, site.scope, probe.receiver, wq):
                         continue  # a wrapper probing its own delegate, or code that unwraps wrappers
                     res = ctx.receiver_types(site, probe.receiver, probe.line, probe.col, "probe")
                     static = ctx.can_be(res, wq, site, probe.receiver)

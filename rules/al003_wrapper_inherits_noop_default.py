@@ -143,7 +143,7 @@ class Runner:
         uses += [(s, target[0], c.line, c.col, "call") for s, c, target in ctx.member_calls.get(member, ())]
         for site, recv, line, col, kind in uses:
             if ctx.model.is_wrapper_internal(site.cls, site.fn, recv) or ctx.model.via_unwrapper(
-                    site.fn, site.scope, recv):
+                    site.fn, site.scope, recv, wq):
                 continue
             res = ctx.receiver_types(site, recv, line if kind == "probe" else 0, col, kind)
             static = ctx.can_be(res, wq, site, recv)

@@ -1,0 +1,42 @@
+"""Shared helpers: where the fixtures are, writing small trees, and running the analyser in-process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from attn_lint.linter.engine import Settings, analyse
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures"
+
+
+def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
+    """Write {relative path: source} under root and return root."""
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text)
+    return root
+
+
+def lint(*paths, **settings):
+    """analyse() without the user's cache (unless cache_dir is given) and in one process."""
+    settings.setdefault("cache_dir", None)
+    settings.setdefault("jobs", 1)
+    return analyse([str(p) for p in paths], Settings(**settings))
+
+
+def pairs(findings, code: str | None = None) -> list[tuple[str, str]]:
+    """(class short name, member) per finding, sorted, optionally of one rule."""
+    return sorted((f.class_name.rsplit(".", 1)[-1], f.member) for f in findings if code is None or f.code == code)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    """Never read or write the user's ~/.cache/attn-lint from a test (the CLI's default cache)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))

@@ -1,0 +1,145 @@
+"""The on-disk cache: a second run reuses it, an edit re-parses only the edited file, --no-cache writes nothing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from conftest import FIXTURES, lint, pairs
+
+HOOK = '''
+    def init_mha_chunk_metadata(self, forward_batch: ForwardBatch):
+        init = getattr(self.full_attn_backend, "init_mha_chunk_metadata", None)
+        if init is not None:
+            init(forward_batch)
+'''
+
+
+@pytest.fixture
+def tree(tmp_path):
+    root = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "al001_hidden_hook", root)
+    return root
+
+
+def _json(result):
+    return [f.to_json() for f in result.findings]
+
+
+def _files_under(folder) -> list[str]:
+    return sorted(os.path.join(d, n) for d, _, names in os.walk(folder) for n in names)
+
+
+def _edit(path, text):
+    """Write new content and move the mtime on, so even a coarse clock sees the change."""
+    st = path.stat()
+    path.write_text(text)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+
+
+def test_second_run_reuses_the_cache(tree, tmp_path):
+    cache = tmp_path / "cache"
+    first = lint(tree, cache_dir=str(cache))
+    n = first.stats["files"]
+    assert first.stats["parsed"] == n and first.stats["cached"] == 0
+    assert pairs(first.findings) == [("HybridLinearAttnBackend", "init_mha_chunk_metadata")]
+    second = lint(tree, cache_dir=str(cache))
+    assert second.stats["parsed"] == 0
+    assert second.stats["cached"] == n
+    assert _json(second) == _json(first)
+    assert second.stats["files"] == n and second.stats["lines"] == first.stats["lines"]
+    assert second.stats["by_rule"] == first.stats["by_rule"]
+
+
+def test_editing_one_file_reparses_only_that_file(tree, tmp_path):
+    cache = str(tmp_path / "cache")
+    first = lint(tree, cache_dir=cache)
+    hybrid = tree / "serving" / "backends" / "hybrid_linear_attn_backend.py"
+    text = hybrid.read_text()
+    marker = "    def forward_decode("
+    _edit(hybrid, text.replace(marker, HOOK.lstrip("\n") + "\n" + marker, 1))
+    second = lint(tree, cache_dir=cache)
+    assert second.stats["parsed"] == 1
+    assert second.stats["cached"] == first.stats["files"] - 1
+    assert second.findings == [], "the edit (forwarding the hook) fixed the finding"
+    # and back: the old finding returns, again parsing one file
+    _edit(hybrid, text)
+    third = lint(tree, cache_dir=cache)
+    assert third.stats["parsed"] == 1
+    assert _json(third) == _json(first)
+
+
+def test_editing_a_probe_site_is_seen(tree, tmp_path):
+    """Findings depend on other files: an edit far from the wrapper still changes the result."""
+    cache = str(tmp_path / "cache")
+    assert lint(tree, cache_dir=cache).findings
+    for rel in ("serving/models/forward_mha.py", "serving/models/sarvam_moe.py"):
+        path = tree / rel
+        _edit(path, path.read_text().replace('hasattr(', 'callable(getattr(').replace(
+            '"init_mha_chunk_metadata")', '"forward_extend"))'))
+    second = lint(tree, cache_dir=cache)
+    assert second.stats["parsed"] == 2
+    assert second.findings == []
+
+
+def test_new_and_deleted_files(tree, tmp_path):
+    cache = str(tmp_path / "cache")
+    first = lint(tree, cache_dir=cache)
+    (tree / "serving" / "extra.py").write_text("X = 1\n")
+    second = lint(tree, cache_dir=cache)
+    assert second.stats["parsed"] == 1 and second.stats["files"] == first.stats["files"] + 1
+    (tree / "serving" / "extra.py").unlink()
+    (tree / "serving" / "models" / "sarvam_moe.py").unlink()
+    third = lint(tree, cache_dir=cache)
+    assert third.stats["parsed"] == 0 and third.stats["files"] == first.stats["files"] - 1
+    assert pairs(third.findings) == pairs(first.findings)  # forward_mha.py still probes
+
+
+def test_corrupt_cache_entries_are_misses(tree, tmp_path):
+    cache = tmp_path / "cache"
+    first = lint(tree, cache_dir=str(cache))
+    for path in _files_under(cache):
+        with open(path, "wb") as fh:
+            fh.write(b"not a pickle")
+    second = lint(tree, cache_dir=str(cache))
+    assert second.stats["parsed"] == first.stats["files"]
+    assert _json(second) == _json(first)
+    third = lint(tree, cache_dir=str(cache))
+    assert third.stats["parsed"] == 0 and _json(third) == _json(first)
+
+
+def test_unwritable_cache_dir_degrades_to_no_cache(tree, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    result = lint(tree, cache_dir=str(blocker / "cache"))  # cannot be created: a file is in the way
+    assert pairs(result.findings) == [("HybridLinearAttnBackend", "init_mha_chunk_metadata")]
+
+
+def test_no_cache_setting_writes_nothing(tree, tmp_path):
+    result = lint(tree, cache_dir=None)
+    assert result.findings
+    assert not any(p.name == "attn-lint" for p in tmp_path.rglob("*"))
+
+
+def test_cli_cache_locations(tree, tmp_path):
+    """The CLI's default cache is $XDG_CACHE_HOME/attn-lint; --cache-dir moves it; --no-cache writes nothing."""
+    from click.testing import CliRunner
+
+    from attn_lint.linter.cli import main
+
+    runner = CliRunner()
+    xdg = tmp_path / "xdg"
+    env = {"XDG_CACHE_HOME": str(xdg)}
+
+    assert runner.invoke(main, [str(tree), "--no-cache"], env=env).exit_code == 1
+    assert not xdg.exists() or _files_under(xdg) == []
+
+    explicit = tmp_path / "explicit"
+    assert runner.invoke(main, [str(tree), "--cache-dir", str(explicit)], env=env).exit_code == 1
+    assert _files_under(explicit)
+    assert not xdg.exists() or _files_under(xdg) == []
+
+    assert runner.invoke(main, [str(tree)], env=env).exit_code == 1
+    assert _files_under(xdg / "attn-lint")

@@ -1,0 +1,243 @@
+"""The command line: exit codes, the JSON document, the text report, colour, and internal errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from attn_lint.linter import cli as cli_module
+from attn_lint.rules import ALL_RULES, RULES_BY_CODE
+
+from conftest import FIXTURES
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+FINDING_KEYS = {"code", "name", "severity", "path", "line", "column", "message", "class", "member", "targets",
+                "evidence"}
+AL001 = FIXTURES / "al001_hidden_hook"
+CLEAN = FIXTURES / "fixed"
+
+
+def _clean_env() -> dict:
+    """The environment without the variables that force or forbid colour (the tests set them)."""
+    return {k: v for k, v in os.environ.items()
+            if k not in ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "CLICOLOR_FORCE")}
+
+
+def attn_lint(*args, env=None, cwd=None):
+    """The installed program, as a user runs it (stdout is a pipe, not a terminal)."""
+    full_env = _clean_env()
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "attn_lint", *map(str, args)], capture_output=True, text=True,
+                          env=full_env, cwd=cwd, timeout=120)
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli_module.main, [str(a) for a in args])
+
+
+# --- exit codes ---------------------------------------------------------------------------------
+
+def test_exit_0_without_findings():
+    proc = attn_lint(CLEAN, "--no-cache")
+    assert proc.returncode == 0, proc.stderr
+    assert "Found 0 findings" in proc.stdout
+
+
+def test_exit_1_with_findings():
+    proc = attn_lint(AL001, "--no-cache")
+    assert proc.returncode == 1, proc.stderr
+
+
+def test_exit_2_without_paths():
+    proc = attn_lint()
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert "Usage" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_exit_2_on_unknown_option_or_format():
+    assert attn_lint(CLEAN, "--no-such-option").returncode == 2
+    assert attn_lint(CLEAN, "--format", "xml").returncode == 2
+
+
+def test_select_and_ignore_decide_the_exit_code():
+    assert invoke(AL001, "--no-cache", "--select", "AL002").exit_code == 0
+    assert invoke(AL001, "--no-cache", "--ignore", "AL001").exit_code == 0
+    assert invoke(AL001, "--no-cache", "--select", "al001,AL002").exit_code == 1  # case and commas
+    assert invoke(AL001, "--no-cache", "--select", "AL").exit_code == 1  # prefixes
+
+
+def test_version_and_help():
+    proc = attn_lint("--version")
+    assert proc.returncode == 0 and "attn-lint" in proc.stdout
+    proc = attn_lint("--help")
+    assert proc.returncode == 0
+    for option in ("--format", "--select", "--ignore", "--no-cache", "--cache-dir", "--jobs", "--debug"):
+        assert option in proc.stdout
+
+
+# --- JSON ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fixture, codes", [("al001_hidden_hook", ["AL001"]), ("al002_delegation_typeerror", ["AL002"]),
+                                            ("al003_noop_default", ["AL003"]), ("fixed", [])])
+def test_json_is_exactly_one_document(fixture, codes):
+    proc = attn_lint(FIXTURES / fixture, "--format", "json", "--no-cache")
+    assert proc.returncode == (1 if codes else 0), proc.stderr
+    doc = json.loads(proc.stdout)  # the whole of stdout: one document and nothing else
+    assert isinstance(doc, dict)
+    assert doc["version"] == 1
+    assert set(doc) >= {"version", "findings", "errors", "stats"}
+    assert doc["errors"] == []
+    assert {"files", "lines", "seconds"} <= set(doc["stats"])
+    assert doc["stats"]["files"] >= 13 and doc["stats"]["lines"] > 200
+    assert [f["code"] for f in doc["findings"]] == codes
+    for f in doc["findings"]:
+        assert FINDING_KEYS <= set(f)
+        rule = RULES_BY_CODE[f["code"]]
+        assert (f["name"], f["severity"]) == (rule.name, rule.severity)
+        assert not os.path.isabs(f["path"]) and f["path"].startswith("serving/")
+        assert (FIXTURES / fixture / f["path"]).is_file()
+        assert isinstance(f["line"], int) and isinstance(f["column"], int) and f["line"] >= 1 and f["column"] >= 1
+        assert f["class"].endswith(".HybridLinearAttnBackend")
+        assert isinstance(f["targets"], list) and f["targets"]
+        assert f["evidence"] and all(set(e) == {"path", "line", "note"} for e in f["evidence"])
+        assert all((FIXTURES / fixture / e["path"]).is_file() for e in f["evidence"])
+
+
+@pytest.mark.parametrize("options", [["--jobs", "1"], ["-j", "2"], ["--no-astroid"]])
+def test_options_keep_the_findings(options):
+    base = json.loads(attn_lint(AL001, "--format", "json", "--no-cache").stdout)["findings"]
+    other = attn_lint(AL001, "--format", "json", "--no-cache", *options)
+    assert other.returncode == 1, other.stderr
+    assert json.loads(other.stdout)["findings"] == base
+
+
+def test_several_paths_and_a_single_file():
+    proc = attn_lint(AL001, CLEAN, "--format", "json", "--no-cache")
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == 1 and [f["code"] for f in doc["findings"]] == ["AL001"]
+    assert doc["stats"]["files"] == 30
+    one = AL001 / "serving" / "models" / "forward_mha.py"
+    proc = attn_lint(one, "--format", "json", "--no-cache")
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == 0 and doc["stats"]["files"] == 1 and doc["errors"] == []
+
+
+def test_json_from_inside_the_folder_uses_relative_paths():
+    proc = attn_lint(".", "--format", "json", "--no-cache", cwd=AL001)
+    (f,) = json.loads(proc.stdout)["findings"]
+    assert f["path"] == "serving/backends/hybrid_linear_attn_backend.py"
+
+
+def test_json_reports_bad_files_in_errors(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "broken.py").write_text("def f(:\n")
+    proc = attn_lint(tmp_path, "--format", "json", "--no-cache")
+    doc = json.loads(proc.stdout)
+    assert [(e["path"], e["kind"]) for e in doc["errors"]] == [("pkg/broken.py", "syntax-error")]
+    assert set(doc["errors"][0]) >= {"path", "kind", "message", "line"}
+
+
+# --- text ---------------------------------------------------------------------------------------
+
+def test_text_report():
+    proc = attn_lint(AL001, "--no-cache")
+    out = proc.stdout
+    assert "AL001" in out and "error" in out
+    assert "serving/backends/hybrid_linear_attn_backend.py:13:1" in out
+    assert "init_mha_chunk_metadata" in out
+    # the evidence chain names the probe sites with their lines
+    assert re.search(r"serving/models/forward_mha\.py:\d+", out)
+    assert re.search(r"serving/models/sarvam_moe\.py:\d+", out)
+    # a code frame shows the line
+    assert "class HybridLinearAttnBackend(AttentionBackend):" in out
+    summary = out.strip().splitlines()[-1]
+    assert re.fullmatch(r"Found 1 finding \(AL001: 1\) in 15 files, [\d,]+ lines, [\d.]+ s", summary), summary
+
+
+def test_text_report_lists_bad_files(tmp_path):
+    (tmp_path / "broken.py").write_text("def f(:\n")
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    proc = attn_lint(tmp_path, "--no-cache")
+    assert proc.returncode == 0
+    assert "broken.py:1: syntax-error" in proc.stdout
+    assert "1 file could not be analysed" in proc.stdout
+
+
+def test_no_ansi_when_not_a_terminal():
+    proc = attn_lint(AL001, "--no-cache")
+    assert not ANSI.search(proc.stdout) and not ANSI.search(proc.stderr)
+
+
+def _run_in_pty(args, env) -> str:
+    """Run attn-lint with stdout on a pseudo-terminal; return what it wrote."""
+    master, slave = pty.openpty()
+    full_env = _clean_env()
+    full_env.update(COLUMNS="160", TERM="xterm-256color", **env)
+    proc = subprocess.Popen([sys.executable, "-m", "attn_lint", *map(str, args)], stdout=slave,
+                            stderr=subprocess.DEVNULL, env=full_env)
+    os.close(slave)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([master], [], [], 60)
+        if not ready:
+            break
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=60)
+    os.close(master)
+    return b"".join(chunks).decode(errors="replace")
+
+
+def test_colour_on_a_terminal_and_none_with_no_color():
+    coloured = _run_in_pty([AL001, "--no-cache"], {})
+    assert "AL001" in coloured
+    assert ANSI.search(coloured), "a terminal gets the rich report"
+    plain = _run_in_pty([AL001, "--no-cache"], {"NO_COLOR": "1"})
+    assert "AL001" in plain
+    assert not ANSI.search(plain), "NO_COLOR means no escapes, even on a terminal"
+
+
+# --- internal errors ----------------------------------------------------------------------------
+
+@pytest.fixture
+def broken_rule(monkeypatch):
+    def boom(self, ctx):
+        raise RuntimeError("rule exploded")
+    monkeypatch.setattr(type(ALL_RULES[0]), "check", boom)
+
+
+def test_internal_error_is_one_line_without_traceback(broken_rule):
+    result = invoke(AL001, "--no-cache")
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "internal error" in lines[0] and "RuntimeError" in lines[0] and "rule exploded" in lines[0]
+    assert "Traceback" not in result.output
+    assert "Found" not in result.stdout
+
+
+def test_internal_error_with_debug_shows_the_traceback(broken_rule):
+    result = invoke(AL001, "--no-cache", "--debug")
+    assert result.exit_code == 2
+    assert "Traceback" in result.stderr and "rule exploded" in result.stderr
+
+
+def test_internal_error_in_json_mode_prints_no_partial_document(broken_rule):
+    result = invoke(AL001, "--no-cache", "--format", "json")
+    assert result.exit_code == 2
+    assert result.stdout == ""
