@@ -1,3 +1,3 @@
-from attn_lint.linter.cli import main
+from attn_lint.entry import main
 
 main()

@@ -43,7 +43,7 @@ def _time_limit(seconds: float):
 
 
 class AstroidBridge:
-    def __init__(self, index: TreeIndex, per_call: float = 2.0, budget: float = 20.0):
+    def __init__(self, index: TreeIndex, per_call: float = 1.0, budget: float = 2.0):
         self.index = index
         self.per_call = per_call
         self.budget = budget

@@ -30,7 +30,7 @@ class Settings:
     jobs: int = 0  # 0: one worker per core
     cache_dir: str | None = field(default_factory=default_cache_dir)  # None: no cache
     astroid: bool = True
-    astroid_budget: float = 3.0
+    astroid_budget: float = 2.0
     max_file_bytes: int = MAX_FILE_BYTES
 
     def rules(self):

@@ -1,0 +1,635 @@
+"""Replay each finding on the real classes: one scenario per rule.
+
+Every scenario works on an instance made **without** ``__init__`` (``object.__new__``): the
+constructor of a serving backend allocates GPU buffers, reads configs and starts kernels, none of
+which the claim is about. What the claim is about is set by hand: the delegate attributes the
+finding names hold recording stand-in delegates (``standins.make_delegate``), and the real method
+under test runs against them.
+
+* AL001 (hidden hook): ``hasattr`` / ``getattr(..., None)`` / ``try: x.h except AttributeError``
+  on the wrapper, exactly as at the probe, while its delegates define the hook. Confirmed when the
+  probe says "absent" although the stand-in delegate has the hook, and a real owner class (one the
+  finding names) defines it.
+* AL002 (delegation TypeError): the real wrapper method that contains the call runs, its receiver
+  (a delegate attribute, a parameter, an item of a delegate list...) set to a stand-in whose method
+  has exactly the rejecting implementation's signature (``inspect.signature`` on the really loaded
+  class; rebuilt from the source summary when that class cannot be loaded). Confirmed when the
+  call reaches the stand-in and Python refuses to bind it: the TypeError text is Python's own.
+* AL003 (inherited no-op): ``getattr(wrapper, hook)`` resolves to the family base's function and
+  calling it returns without any delegate's hook running.
+
+Each scenario also returns, for confirmed findings about a prefill-metadata hook, a ``GpuPlan``:
+how to put the real wrapper in front of the FlashInfer stand-in backend (``verify.py`` runs it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..linter.findings import Finding
+from .loader import TreeLoader, _one_line, _quiet
+from .standins import (AnyItem, Namespace, Standin, delegate_log, make_delegate, signature_from_params)
+
+CALL_TIME_LIMIT = 10.0  # seconds for one real method call
+_MISSING = object()
+
+
+@dataclass
+class Outcome:
+    verdict: str  # confirmed | not-reproduced | unverifiable
+    detail: str
+    load_mode: str
+    facts: dict[str, Any] = field(default_factory=dict)
+    gpu_plan: "GpuPlan | None" = None
+
+
+@dataclass
+class GpuPlan:
+    """What the FlashInfer smoke test needs to drive a confirmed finding end to end."""
+
+    member: str
+    signature: inspect.Signature | None  # the delegate implementation's hook signature (with self)
+    standin_class_name: str
+    make_front: Callable[[Any], tuple[Any, tuple]]  # backend -> (front, call_args)
+    front_desc: str
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------------
+
+def _detail(finding: Finding, key: str) -> str | None:
+    return dict(finding.details).get(key)
+
+
+def _short(qual: str) -> str:
+    return qual.rsplit(".", 1)[-1]
+
+
+def new_instance(cls: type) -> Any:
+    """An instance without running ``__init__`` (abstract classes too: the claim is about the
+    class's own members, and a real instance is always of some concrete subclass)."""
+    abstract = getattr(cls, "__abstractmethods__", None)
+    try:
+        if abstract:
+            cls.__abstractmethods__ = frozenset()
+        try:
+            return object.__new__(cls)
+        except TypeError:
+            return cls.__new__(cls)
+    finally:
+        if abstract:
+            cls.__abstractmethods__ = abstract
+
+
+def set_attr(obj: Any, name: str, value: Any) -> None:
+    """Set an attribute past any ``__setattr__`` override (``nn.Module``'s needs ``__init__``)."""
+    try:
+        object.__setattr__(obj, name, value)
+    except (AttributeError, TypeError):
+        obj.__dict__[name] = value
+
+
+def _load_class(ctx, loader: TreeLoader, qual: str):
+    entry = ctx.index.classes.get(qual)
+    if entry is None:
+        return None, f"`{qual}` is not a class of the analysed tree"
+    lc = loader.load_class(qual, entry.module)
+    if lc.cls is None:
+        return lc, f"cannot load `{_short(qual)}`: {lc.error}"
+    missing = _missing_bases(ctx, qual, lc.cls)
+    if missing:
+        return lc, (f"the loaded `{_short(qual)}` ({lc.mode}) lacks its real in-tree base"
+                    f"{'s' if len(missing) > 1 else ''} {', '.join(f'`{_short(m)}`' for m in missing)} "
+                    f"(a stand-in took its place: its module did not load far enough)")
+    return lc, None
+
+
+def _missing_bases(ctx, qual: str, cls: type) -> list[str]:
+    """In-tree ancestors (per the static index) that the loaded class's MRO does not contain.
+
+    A class whose base module failed to load derives from a stand-in instead; verdicts on such
+    a class could be wrong (the hook may live on the missing base), so it is not used."""
+    have = {(getattr(k, "__module__", None), getattr(k, "__qualname__", None)) for k in cls.__mro__}
+    out = []
+    for anc in ctx.index.mro(qual)[1:]:
+        entry = ctx.index.classes.get(anc)
+        if entry is not None and (entry.module, entry.info.name) not in have:
+            out.append(anc)
+    return out
+
+
+def _static_owner(obj: Any, member: str) -> type | None:
+    """The class in ``type(obj).__mro__`` whose ``__dict__`` defines ``member``."""
+    for k in type(obj).__mro__:
+        if member in vars(k):
+            return k
+    return None
+
+
+def _raw_member(cls: type, member: str) -> tuple[type | None, Any]:
+    for k in cls.__mro__:
+        if member in vars(k):
+            return k, vars(k)[member]
+    return None, _MISSING
+
+
+def _member_kind(raw: Any) -> str:
+    if isinstance(raw, staticmethod):
+        return "staticmethod"
+    if isinstance(raw, classmethod):
+        return "classmethod"
+    if isinstance(raw, property) or (hasattr(type(raw), "__get__") and hasattr(type(raw), "__set__")):
+        return "property"
+    if inspect.isfunction(raw) or inspect.ismethoddescriptor(raw) or callable(raw):
+        return "method"
+    return "attribute"
+
+
+def _signature_of(raw: Any) -> inspect.Signature | None:
+    fn = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
+def _instance_attrs(ctx, qual: str) -> set[str]:
+    """Attributes the class (and its in-tree ancestors) assign on ``self`` in any method."""
+    out: set[str] = set()
+    index = ctx.index
+    for c in index.mro(qual):
+        entry = index.classes.get(c)
+        if entry is None:
+            continue
+        for fn in entry.info.methods.values():
+            out.update(fn.self_attrs)
+    return out
+
+
+def _populate(ctx, qual: str, inst: Any) -> None:
+    """Give every attribute the class assigns on ``self`` a permissive stand-in (unless a
+    class-level attribute, property or method of that name exists), so that a real method reaches
+    the call under test instead of stopping at the first attribute ``__init__`` would have set."""
+    cls = type(inst)
+    for name in sorted(_instance_attrs(ctx, qual)):
+        if _raw_member(cls, name)[1] is not _MISSING:
+            continue
+        set_attr(inst, name, Standin(f"self.{name}"))
+
+
+def _delegate_attrs(ctx, qual: str, finding: Finding | None) -> list[tuple[str, bool]]:
+    wrapper = ctx.model.wrappers.get(qual) if ctx is not None else None
+    if wrapper is not None and wrapper.delegates:
+        return [(d.attr, d.sequence) for d in wrapper.delegates]
+    names = [a for a in ((_detail(finding, "delegates") if finding else None) or "").split(",") if a]
+    return [(a, False) for a in names]
+
+
+def _plant_delegates(inst: Any, attrs: list[tuple[str, bool]], delegate: Any) -> list[str]:
+    out = []
+    for attr, seq in attrs:
+        set_attr(inst, attr, [delegate] if seq else delegate)
+        out.append(f"self.{attr}" + ("[...]" if seq else ""))
+    return out
+
+
+def _standin_args(sig: inspect.Signature | None, skip_first: bool,
+                  given: dict[str, Any] | None = None) -> tuple[list, dict]:
+    """Permissive stand-ins for the required parameters (``given`` overrides by name)."""
+    given = given or {}
+    args: list = []
+    kwargs: dict = {}
+    if sig is None:
+        return args, kwargs
+    params = list(sig.parameters.values())
+    if skip_first and params and params[0].kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                                    inspect.Parameter.POSITIONAL_OR_KEYWORD):
+        params = params[1:]
+    positional_ok = True
+    for p in params:
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+            if p.name in given:
+                if positional_ok:
+                    args.append(given[p.name])
+                else:
+                    kwargs[p.name] = given[p.name]
+            elif p.default is inspect.Parameter.empty:
+                if positional_ok:
+                    args.append(Standin(p.name))
+                else:
+                    kwargs[p.name] = Standin(p.name)
+            else:
+                positional_ok = False
+        elif p.kind is inspect.Parameter.KEYWORD_ONLY:
+            if p.name in given:
+                kwargs[p.name] = given[p.name]
+            elif p.default is inspect.Parameter.empty:
+                kwargs[p.name] = Standin(p.name)
+    return args, kwargs
+
+
+def _call(loader: TreeLoader, fn: Callable, args: list, kwargs: dict) -> tuple[Any, BaseException | None]:
+    """Run real user code under the call time limit; coroutines and generators are driven too."""
+    try:
+        with _quiet(), loader._deadlines.limit(CALL_TIME_LIMIT):
+            result = fn(*args, **kwargs)
+            if inspect.iscoroutine(result):
+                result = asyncio.new_event_loop().run_until_complete(result)
+            elif inspect.isgenerator(result):
+                result = list(itertools.islice(result, 10000))
+        return result, None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - what the user's code raised is the observation
+        return None, exc
+
+
+def _fmt_sig(name: str, sig: inspect.Signature | None) -> str:
+    """``name(params)`` without annotations (they are strings under postponed evaluation)."""
+    if sig is None:
+        return f"{name}(...)"
+    plain = sig.replace(parameters=[p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values()],
+                        return_annotation=inspect.Signature.empty)
+    return f"{name}{plain}"
+
+
+def _owner_signature(ctx, loader: TreeLoader, owner: str, member: str):
+    """(kind, signature, how, loaded-class-or-None, error) of ``owner.member``."""
+    lc, err = _load_class(ctx, loader, owner)
+    if lc is not None and lc.cls is not None:
+        k, raw = _raw_member(lc.cls, member)
+        if raw is not _MISSING:
+            kind = _member_kind(raw)
+            sig = _signature_of(raw) if kind in ("method", "staticmethod", "classmethod") else None
+            return kind, sig, f"inspect.signature on the {lc.mode} class", lc, None
+    found = ctx.index.method(owner, member) if owner in ctx.index.classes else None
+    if found is not None:
+        fn = found[1]
+        kind = fn.kind if fn.kind in ("staticmethod", "classmethod", "property") else "method"
+        return kind, signature_from_params(fn.params), "rebuilt from the source", lc, err
+    return None, None, None, lc, err or f"`{_short(owner)}` has no `{member}`"
+
+
+# --------------------------------------------------------------------------------------------
+# AL001
+# --------------------------------------------------------------------------------------------
+
+def verify_al001(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
+    wq, member = finding.class_name, finding.member
+    lc, err = _load_class(ctx, loader, wq)
+    if err:
+        return Outcome("unverifiable", err, lc.mode if lc else "failed", {"load_problem": True})
+    cls = lc.cls
+    mode = lc.mode
+
+    # A real owner must define the hook; its kind decides the stand-in's.
+    owners = [o for o in (_detail(finding, "owners") or "").split(",") if o] or list(finding.targets)
+    owner_fact = None
+    owner_errors = []
+    for owner in owners:
+        olc, oerr = _load_class(ctx, loader, owner)
+        if oerr:
+            owner_errors.append(oerr)
+            continue
+        k, raw = _raw_member(olc.cls, member)
+        if raw is not _MISSING:
+            kind = _member_kind(raw)
+            sig = _signature_of(raw) if kind in ("method", "staticmethod", "classmethod") else None
+            owner_fact = (owner, kind, sig, f"`{k.__name__}.{member}` is a real {kind}", olc.mode)
+            break
+        if member in _instance_attrs(ctx, owner):
+            owner_fact = (owner, "attribute", None,
+                          f"`{_short(owner)}` assigns `self.{member}` in a method (read from its source; "
+                          f"constructors are not run)", olc.mode)
+            break
+        owner_errors.append(f"the loaded `{_short(owner)}` ({olc.mode}) has no `{member}`")
+    if owner_fact is None:
+        if owner_errors and all(e.startswith("the loaded") for e in owner_errors):
+            return Outcome("not-reproduced", "no delegate implementation defines the hook at run time: "
+                           + "; ".join(owner_errors), mode)
+        return Outcome("unverifiable", "cannot check that a delegate implementation defines the hook: "
+                       + "; ".join(owner_errors), mode, {"load_problem": True})
+    owner, kind, sig, owner_note, owner_mode = owner_fact
+
+    delegate = make_delegate(member, kind=kind, signature=sig, class_name=_short(owner))
+    inst = new_instance(cls)
+    planted = _plant_delegates(inst, _delegate_attrs(ctx, wq, finding), delegate)
+    if not planted:
+        return Outcome("unverifiable", f"no delegate attribute of `{_short(wq)}` is known", mode)
+
+    probe_kind = _detail(finding, "probe_kind") or "hasattr"
+    probe_text = {"hasattr": f"hasattr(w, {member!r})", "getattr-default": f"getattr(w, {member!r}, None)",
+                  "try-except": f"w.{member} under except AttributeError"}.get(probe_kind, f"hasattr(w, {member!r})")
+    try:
+        with _quiet(), loader._deadlines.limit(CALL_TIME_LIMIT):
+            if probe_kind == "getattr-default":
+                found = getattr(inst, member, None) is not None
+            elif probe_kind == "try-except":
+                try:
+                    getattr(inst, member)
+                    found = True
+                except AttributeError:
+                    found = False
+            else:
+                found = hasattr(inst, member)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - e.g. a __getattr__ that needs __init__'s state
+        return Outcome("unverifiable", f"the probe `{probe_text}` raised {_one_line(exc)}", mode)
+    facts = {"probe": probe_text, "probe_result": found, "delegates": planted, "owner": owner,
+             "owner_load_mode": owner_mode}
+    if found:
+        where = _static_owner(inst, member)
+        if where is not None:
+            why = f"the real `{where.__name__}` defines `{member}`"
+        elif _static_owner(inst, "__getattr__") not in (None, object):
+            why = f"`{_static_owner(inst, '__getattr__').__name__}.__getattr__` forwards it"
+        else:
+            why = "the instance has it"
+        return Outcome("not-reproduced", f"`{probe_text}` is True on a real `{_short(wq)}` ({why}): "
+                                         f"the static claim does not hold", mode, facts)
+    ga_owner = _static_owner(inst, "__getattr__")
+    if ga_owner is not None and ga_owner is not object:
+        # A __getattr__ answered "absent": make sure it was about the hook, not about state that
+        # __init__ would have set (then a real instance might answer otherwise).
+        try:
+            with _quiet(), loader._deadlines.limit(CALL_TIME_LIMIT):
+                vars(ga_owner)["__getattr__"](inst, member)
+        except AttributeError as exc:
+            if member not in str(exc):
+                return Outcome("unverifiable", f"`{ga_owner.__name__}.__getattr__` failed on state the constructor "
+                                               f"sets ({_one_line(exc)}), so the probe's answer is not the real one",
+                               mode, facts)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001
+            return Outcome("unverifiable", f"`{ga_owner.__name__}.__getattr__` raised {_one_line(exc)}", mode, facts)
+    has = hasattr(delegate, member)
+    if not has:  # cannot happen unless the stand-in is broken; say so rather than confirm
+        return Outcome("unverifiable", "the stand-in delegate lost the hook", mode, facts)
+    detail = (f"`{probe_text}` is False on a real `{_short(wq)}` whose {', '.join(planted)} hold a stand-in "
+              f"`{_short(owner)}` that has it; {owner_note}")
+    plan = None
+    if kind == "method":
+        attrs = _delegate_attrs(ctx, wq, finding)
+
+        def make_front(backend: Any, _cls=cls, _attrs=attrs) -> tuple[Any, tuple]:
+            front = new_instance(_cls)
+            _plant_delegates(front, _attrs, backend)
+            return front, ()
+
+        plan = GpuPlan(member, sig, _short(owner), make_front, f"real {_short(wq)}")
+    return Outcome("confirmed", detail, mode, facts, plan)
+
+
+# --------------------------------------------------------------------------------------------
+# AL002
+# --------------------------------------------------------------------------------------------
+
+def _enclosing_method(entry, line: int):
+    best = None
+    for fn in entry.info.methods.values():
+        if fn.line <= line <= fn.end_line and (best is None or fn.line > best.line):
+            best = fn
+    return best
+
+
+def _call_receiver(fn, line: int, member: str) -> tuple | None:
+    """The receiver ref of the call to ``member`` at ``line`` (through a getattr-bound local too)."""
+    for call in fn.calls:
+        if call.line != line:
+            continue
+        func = call.func
+        if func[0] in ("attr", "getattr") and func[2] == member:
+            return func[1]
+        if func[0] == "name":
+            for ref in fn.locals.get(func[1], ()):
+                if ref and ref[0] in ("getattr", "attr") and ref[2] == member:
+                    return ref[1]
+    return None
+
+
+def _plant(ref: tuple | None, value: Any, inst: Any, self_name: str, params: set[str], locals_: dict,
+           args: dict, depth: int = 0) -> str | None:
+    """Make ``ref`` evaluate to ``value`` inside the method; a description, or None if impossible."""
+    if ref is None or depth > 8:
+        return None
+    kind = ref[0]
+    if kind == "name":
+        name = ref[1]
+        if name == self_name:
+            return None
+        if name in params:
+            args[name] = value
+            return f"argument {name}"
+        for r in locals_.get(name, ()):
+            got = _plant(r, value, inst, self_name, params, locals_, args, depth + 1)
+            if got:
+                return got
+        return None
+    if kind == "attr":
+        base, attr = ref[1], ref[2]
+        if base == ("name", self_name):
+            set_attr(inst, attr, value)
+            return f"self.{attr}"
+        holder = Namespace()
+        setattr(holder, attr, value)
+        inner = _plant(base, holder, inst, self_name, params, locals_, args, depth + 1)
+        return f"{inner} (.{attr})" if inner else None
+    if kind in ("sub", "iter"):
+        inner = _plant(ref[1], AnyItem(value), inst, self_name, params, locals_, args, depth + 1)
+        return f"items of {inner}" if inner else None
+    if kind == "union":
+        for r in ref[1]:
+            got = _plant(r, value, inst, self_name, params, locals_, args, depth + 1)
+            if got:
+                return got
+    return None
+
+
+def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
+    member = finding.member
+    call = _detail(finding, "call") or f"{finding.path}:{finding.line}"
+    call_line = int(call.rsplit(":", 1)[1]) if call.rsplit(":", 1)[-1].isdigit() else finding.line
+    cq = finding.class_name
+    entry = ctx.index.classes.get(cq)
+    if entry is None:
+        return Outcome("unverifiable", f"the call at {call} is in module-level code (`{cq}`), not in a method "
+                                       f"whose receiver the check can set", "n/a")
+    fn_info = _enclosing_method(entry, call_line)
+    if fn_info is None:
+        return Outcome("unverifiable", f"no method of `{_short(cq)}` contains line {call_line}", "n/a")
+    lc, err = _load_class(ctx, loader, cq)
+    if err:
+        return Outcome("unverifiable", err, lc.mode if lc else "failed", {"load_problem": True})
+    cls, mode = lc.cls, lc.mode
+    raw = vars(cls).get(fn_info.name, _MISSING)
+    if raw is _MISSING:
+        return Outcome("unverifiable", f"the loaded `{_short(cq)}` has no `{fn_info.name}` of its own "
+                                       f"(defined under a condition?)", mode)
+    mkind = _member_kind(raw)
+    if mkind == "property":
+        return Outcome("unverifiable", f"`{fn_info.name}` is a property; only methods are replayed", mode)
+
+    owner = _detail(finding, "rejecting_owner") or (finding.targets[0] if finding.targets else "")
+    okind, osig, how_sig, olc, oerr = _owner_signature(ctx, loader, owner, member)
+    if okind is None:
+        return Outcome("unverifiable", f"cannot read the signature of `{_short(owner)}.{member}`: {oerr}", mode,
+                       {"load_problem": True})
+    if okind == "property":
+        return Outcome("unverifiable", f"`{_short(owner)}.{member}` is a property", mode)
+    owner_mode = olc.mode if olc is not None and olc.cls is not None else "source"
+
+    recv = _call_receiver(fn_info, call_line, member)
+    real_fn = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
+    try:
+        wsig = inspect.signature(real_fn)
+    except (TypeError, ValueError):
+        wsig = None
+    params = list(wsig.parameters) if wsig is not None else [p.name for p in fn_info.params]
+    self_name = params[0] if params and mkind == "method" else ""
+    attrs = _delegate_attrs(ctx, cq, finding)
+
+    def build(delegate: Any) -> tuple[Any, dict, list[str]]:
+        inst = new_instance(cls)
+        _populate(ctx, cq, inst)
+        planted = _plant_delegates(inst, attrs, delegate) if attrs else []
+        given: dict[str, Any] = {}
+        how = _plant(recv, delegate, inst, self_name, set(params), fn_info.locals, given)
+        if how:
+            if how in planted:
+                planted.remove(how)
+            planted.insert(0, how)  # the call's own receiver first
+        return inst, given, planted
+
+    # Attributes other than the hook (a delegate's forward_extend...) are permissive stand-ins.
+    delegate = make_delegate(member, kind=okind, signature=osig, class_name=_short(owner), permissive=True)
+    inst, given, planted = build(delegate)
+    if not planted:
+        return Outcome("unverifiable", f"the receiver of the call at {call} is nothing the check can set "
+                                       f"(not a delegate attribute, parameter or local bound from one)", mode)
+    bound = getattr(inst, fn_info.name) if mkind == "method" else getattr(cls, fn_info.name)
+    args, kwargs = _standin_args(wsig, skip_first=(mkind == "method"), given=given)
+    start = time.perf_counter()
+    _, exc = _call(loader, bound, args, kwargs)
+    log = delegate_log(delegate)
+    facts = {"method": f"{_short(cq)}.{fn_info.name}", "receiver": planted,
+             "stand_in_signature": _fmt_sig(f"{_short(owner)}.{member}", osig), "signature_from": how_sig,
+             "owner_load_mode": owner_mode, "call_seconds": round(time.perf_counter() - start, 6)}
+    expected = _detail(finding, "error")
+    if log.bind_errors:
+        text = log.bind_errors[0]
+        facts["error"] = f"TypeError: {text}"
+        same = "" if not expected or expected == text else f" (the static check predicted: {expected})"
+        detail = (f"calling the real `{_short(cq)}.{fn_info.name}` with `{planted[0]}` = stand-in "
+                  f"`{_fmt_sig(_short(owner) + '.' + member, osig)}` raised TypeError: {text}{same}")
+        plan = None
+        if okind == "method":
+            def make_front(backend: Any) -> tuple[Any, tuple]:
+                front, given_g, _ = build(backend)
+                if mkind == "method" and fn_info.name == member and not given_g:
+                    return front, ()
+                meth = getattr(front, fn_info.name) if mkind == "method" else getattr(cls, fn_info.name)
+                # The protocol calls hook(forward_batch): it goes to the method's first required
+                # parameter that is not the planted receiver.
+                names = [p.name for p in (list(wsig.parameters.values())[1 if mkind == "method" else 0:]
+                                          if wsig is not None else [])
+                         if p.default is inspect.Parameter.empty and p.name not in given_g
+                         and p.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                        inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+
+                def hook(forward_batch: Any, *rest: Any) -> Any:
+                    g = dict(given_g)
+                    if names:
+                        g[names[0]] = forward_batch
+                    a, kw = _standin_args(wsig, skip_first=(mkind == "method"), given=g)
+                    return meth(*a, **kw)
+
+                ns = Namespace()
+                setattr(ns, member, hook)
+                return ns, ()
+
+            plan = GpuPlan(member, osig, _short(owner), make_front, f"real {_short(cq)}.{fn_info.name}")
+        return Outcome("confirmed", detail, mode, facts, plan)
+    if log.ran:
+        a, k = log.attempts[0] if log.attempts else ((), {})
+        return Outcome("not-reproduced",
+                       f"the call bound: the real `{_short(cq)}.{fn_info.name}` called stand-in "
+                       f"`{_fmt_sig(_short(owner) + '.' + member, osig)}` with {len(a)} positional and "
+                       f"{len(k)} keyword argument(s) and it accepted them", mode, facts)
+    if exc is not None:
+        return Outcome("unverifiable", f"the real `{_short(cq)}.{fn_info.name}` raised {_one_line(exc)} "
+                                       f"before reaching the call at line {call_line} (stand-in arguments)",
+                       mode, facts)
+    return Outcome("unverifiable", f"the call at line {call_line} was not reached when the real "
+                                   f"`{_short(cq)}.{fn_info.name}` ran with stand-in arguments", mode, facts)
+
+
+# --------------------------------------------------------------------------------------------
+# AL003
+# --------------------------------------------------------------------------------------------
+
+def verify_al003(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
+    wq, member = finding.class_name, finding.member
+    lc, err = _load_class(ctx, loader, wq)
+    if err:
+        return Outcome("unverifiable", err, lc.mode if lc else "failed", {"load_problem": True})
+    cls, mode = lc.cls, lc.mode
+    base = _detail(finding, "base") or ""
+    blc, berr = _load_class(ctx, loader, base)
+    if berr:
+        return Outcome("unverifiable", berr, mode, {"load_problem": True})
+    base_raw = vars(blc.cls).get(member, _MISSING)
+    if base_raw is _MISSING:
+        return Outcome("not-reproduced", f"the loaded `{_short(base)}` does not define `{member}`", mode)
+
+    delegate = make_delegate(member, class_name=(finding.targets[0].rsplit(".", 1)[-1]
+                                                 if finding.targets else "StandinDelegate"), permissive=True)
+    inst = new_instance(cls)
+    _populate(ctx, wq, inst)
+    planted = _plant_delegates(inst, _delegate_attrs(ctx, wq, finding), delegate)
+    owner_cls = _static_owner(inst, member)
+    resolved = vars(owner_cls)[member] if owner_cls is not None else _MISSING
+    facts = {"resolved_from": owner_cls.__name__ if owner_cls else None, "delegates": planted}
+    if resolved is not base_raw:
+        where = owner_cls.__name__ if owner_cls else "nowhere"
+        return Outcome("not-reproduced", f"`{member}` on a real `{_short(wq)}` resolves to `{where}.{member}`, "
+                                         f"not the base's `{_short(base)}.{member}`", mode, facts)
+    try:
+        bound = getattr(inst, member)
+    except Exception as exc:  # noqa: BLE001
+        return Outcome("unverifiable", f"getattr(w, {member!r}) raised {_one_line(exc)}", mode, facts)
+    base_fn = base_raw.__func__ if isinstance(base_raw, (staticmethod, classmethod)) else base_raw
+    try:
+        sig = inspect.signature(base_fn)
+    except (TypeError, ValueError):
+        sig = None
+    args, kwargs = _standin_args(sig, skip_first=not isinstance(base_raw, staticmethod))
+    result, exc = _call(loader, bound, args, kwargs)
+    log = delegate_log(delegate)
+    if log.attempts or log.ran:
+        return Outcome("not-reproduced", f"calling `{member}` on a real `{_short(wq)}` reached the delegate's hook",
+                       mode, facts)
+    if exc is not None:
+        return Outcome("unverifiable", f"calling the base's `{_short(base)}.{member}` raised {_one_line(exc)}",
+                       mode, facts)
+    shown = "None" if result is None else type(result).__name__
+    return Outcome("confirmed", f"`{member}` on a real `{_short(wq)}` is the base's `{_short(base)}.{member}`; "
+                                f"calling it returned {shown} and the stand-in hook on {', '.join(planted)} "
+                                f"never ran", mode, facts)
+
+
+SCENARIOS: dict[str, Callable[[Finding, Any, TreeLoader], Outcome]] = {
+    "AL001": verify_al001,
+    "AL002": verify_al002,
+    "AL003": verify_al003,
+}
+
+__all__ = ["Outcome", "GpuPlan", "SCENARIOS", "verify_al001", "verify_al002", "verify_al003", "new_instance",
+           "set_attr"]

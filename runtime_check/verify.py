@@ -1,0 +1,425 @@
+"""``attn-lint --verify`` / ``--verify-on-gpu``: check each finding against the user's real classes.
+
+Use::
+
+    from attn_lint.linter.engine import Settings, analyse
+    from attn_lint.runtime_check.verify import verify
+
+    result = analyse(["src/"], Settings(), keep_context=True)   # the context is needed
+    verdicts = verify(result, gpu=False)                        # {Finding: Verification}
+
+Each AL001/AL002/AL003 finding gets a ``Verification``: ``confirmed`` (the real code does what
+the finding says), ``not-reproduced`` (it does not: the static claim was wrong) or
+``unverifiable`` (with the reason: a class that cannot be loaded, a call that stand-in arguments do
+not reach...). ``load_mode`` says how the finding's class was loaded: ``import`` (ordinary import),
+``isolated`` (its source run with failing imports replaced by stand-ins, see loader.py),
+``isolated-partial`` (the module body stopped early; the class was defined above that point and its
+in-tree bases are all real), ``isolated-strict`` (second attempt, made only when the class could
+not be loaded at all: every package outside the standard library is a stand-in, as on a machine
+without the GPU stack; the first attempt's reason is kept in ``facts["first_attempt"]``) or
+``failed``. Findings of other rules are not verified.
+
+With ``gpu=True`` each confirmed AL001/AL002 finding whose hook **plans prefill metadata** is
+also driven end to end on FlashInfer (flashinfer_smoke.py): a stand-in full-attention backend with
+the real implementation's hook signature owns a real ragged prefill wrapper and plans it in the
+hook; the user's real wrapper class (made without ``__init__``, its delegates set to that backend)
+is the front the caller probes; batches of different lengths run and are compared with a torch
+reference. Which hooks plan prefill metadata is a name heuristic: the name contains ``metadata``
+or ``plan`` (the seed's ``init_mha_chunk_metadata`` matches); AL003 findings are not driven (the
+hook runs nothing, by the finding's own claim). torch and flashinfer are imported only there.
+
+GPU controls: with ``gpu=True`` the same protocol also runs on wrappers that *do* forward the
+seed's hook (``init_mha_chunk_metadata``) or a hook a finding of this run put through the smoke
+test, and have no finding on it, once per distinct signature of that hook among the delegates'
+implementations (``Verdicts.controls``; the CLI prints them as a second table and puts them in the
+JSON ``stats.gpu_controls``). A fixed wrapper passes; this is how ``--verify-on-gpu`` shows "pass"
+on a tree with no findings (the ``fixed`` fixtures, SGLang 0.5.23).
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..linter.engine import Result
+from ..linter.findings import Finding
+from .loader import DEFAULT_MODULE_TIME_LIMIT, TreeLoader, _one_line
+from .scenarios import SCENARIOS, GpuPlan, Outcome
+
+VERDICTS = ("confirmed", "not-reproduced", "unverifiable")
+GPU_RULES = ("AL001", "AL002")
+
+
+class Verdicts(dict):
+    """``{Finding: Verification}``; ``controls`` holds the GPU control runs (see ``gpu_controls``)."""
+
+    controls: list
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.controls = []
+
+
+@dataclass(frozen=True)
+class Control:
+    """A GPU smoke run on a wrapper that *does* forward a probed prefill-metadata hook (no finding):
+    the same protocol that fails on an unfixed wrapper must pass on a fixed one."""
+
+    wrapper: str  # qualified class name
+    member: str
+    delegate: str  # the implementation whose hook signature the stand-in backend has
+    signature: str
+    verdict: str  # the SmokeResult verdict (pass | wrong-output | qo-indptr-mismatch | type-error | error)
+    detail: str
+    seconds: float
+
+    def to_json(self) -> dict:
+        return {"wrapper": self.wrapper, "member": self.member, "delegate": self.delegate,
+                "signature": self.signature, "verdict": self.verdict, "detail": self.detail,
+                "seconds": round(self.seconds, 4)}
+
+
+@dataclass(frozen=True)
+class Verification:
+    verdict: str  # confirmed | not-reproduced | unverifiable
+    load_mode: str  # import | isolated | failed | n/a
+    detail: str
+    seconds: float
+    gpu: dict | str | None = None  # the smoke test's result, or why it did not run; None: not asked
+    facts: dict = field(default_factory=dict, compare=False, hash=False)
+
+    def to_json(self) -> dict:
+        out = {"verdict": self.verdict, "load_mode": self.load_mode, "detail": self.detail,
+               "seconds": round(self.seconds, 6)}
+        if self.facts:
+            out["facts"] = _jsonable(self.facts)
+        if self.gpu is not None:
+            out["gpu"] = _jsonable(self.gpu)
+        return out
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if v is None or isinstance(v, (str, int, float, bool)):
+        return v
+    return str(v)
+
+
+def plans_prefill_metadata(member: str) -> bool:
+    """The heuristic for "this hook plans prefill metadata" (see the module docstring)."""
+    m = member.lower()
+    return "metadata" in m or "plan" in m
+
+
+def _default_smoke_backend() -> str:
+    """FlashInfer backend for the smoke test: fa2 (compiles in ~20-35 s on an H200), or what
+    ATTN_LINT_FLASHINFER_BACKEND says (fa3 is FlashInfer's own choice on Hopper; ~85-105 s)."""
+    import os
+    return os.environ.get("ATTN_LINT_FLASHINFER_BACKEND", "fa2")
+
+
+def verify(result: Result, gpu: bool = False, *, time_limit: float = DEFAULT_MODULE_TIME_LIMIT,
+           smoke_backend: str | None = None, gpu_problem: str | None = None) -> dict[Finding, Verification]:
+    """Verdicts for every AL001/AL002/AL003 finding of ``result`` (analysed with keep_context=True).
+
+    ``gpu``: also run the FlashInfer smoke test for confirmed prefill-metadata findings.
+    ``gpu_problem``: the caller already asked ``gpu_environment_problem()``; when it is set the
+    GPU part is skipped with that reason (and the caller reports it).
+    """
+    smoke_backend = smoke_backend or _default_smoke_backend()
+    out: Verdicts = Verdicts()
+    todo = [f for f in result.findings if f.code in SCENARIOS]
+    ctx = result.context
+    if not todo and not (gpu and ctx is not None):
+        return out
+    if ctx is None:
+        for f in todo:
+            out[f] = Verification("unverifiable", "n/a", "the analysis kept no context "
+                                  "(call analyse(..., keep_context=True))", 0.0)
+        return out
+    plans: dict[Finding, GpuPlan] = {}
+    with TreeLoader(result.files, time_limit=time_limit) as loader:
+        for f in todo:
+            start = time.perf_counter()
+            try:
+                o: Outcome = SCENARIOS[f.code](f, ctx, loader)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - a bug here must not lose the report
+                o = Outcome("unverifiable", f"internal error while verifying: {_one_line(exc)}", "n/a")
+            out[f] = Verification(o.verdict, o.load_mode, o.detail, time.perf_counter() - start, None, o.facts)
+            if o.verdict == "confirmed" and o.gpu_plan is not None and f.code in GPU_RULES \
+                    and plans_prefill_metadata(f.member):
+                plans[f] = o.gpu_plan
+        retry = [f for f in todo if out[f].facts.get("load_problem")]
+    if retry:
+        # Second attempt for classes that would not load with the real packages present (an
+        # installed torch or triton whose import-time work fails without the rest of the stack):
+        # every package outside the standard library is a stand-in, as on a machine without them.
+        with TreeLoader(result.files, time_limit=time_limit, strict=True) as strict_loader:
+            for f in retry:
+                start = time.perf_counter()
+                try:
+                    o = SCENARIOS[f.code](f, ctx, strict_loader)
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as exc:  # noqa: BLE001
+                    o = Outcome("unverifiable", f"internal error while verifying: {_one_line(exc)}", "n/a")
+                if not o.facts.get("load_problem"):
+                    first = out[f]
+                    facts = dict(o.facts, first_attempt=first.detail)
+                    out[f] = Verification(o.verdict, o.load_mode, o.detail, first.seconds + time.perf_counter() - start,
+                                          None, facts)
+                    if o.verdict == "confirmed" and o.gpu_plan is not None and f.code in GPU_RULES \
+                            and plans_prefill_metadata(f.member):
+                        plans[f] = o.gpu_plan
+    if gpu:
+        with TreeLoader(result.files, time_limit=time_limit) as loader:
+            _run_gpu(out, plans, gpu_problem, smoke_backend)
+            if gpu_problem is None:
+                out.controls = gpu_controls(result, loader, smoke_backend, {f.member for f in plans})
+    return out
+
+
+def _run_gpu(out: dict[Finding, Verification], plans: dict[Finding, GpuPlan], problem: str | None,
+             backend: str) -> None:
+    from dataclasses import replace
+
+    if not plans:
+        return
+    if problem is None:
+        from .flashinfer_smoke import gpu_environment_problem
+        problem = gpu_environment_problem()
+    if problem:
+        for f in plans:
+            out[f] = replace(out[f], gpu=f"not run: {problem}")
+        return
+    from .flashinfer_smoke import make_standin_backend_class, run_prefill_protocol
+
+    for f, plan in plans.items():
+        start = time.perf_counter()
+        first_use = backend not in _HARNESS  # this run includes FlashInfer's module build or load
+        try:
+            harness, batches = _harness(backend)
+            cls = make_standin_backend_class(plan.member, plan.signature, class_name=plan.standin_class_name)
+            standin = cls(harness)
+            front, call_args = plan.make_front(standin)
+            res = run_prefill_protocol(front, plan.member, harness, standin, batches, call_args=call_args)
+            gpu = {"verdict": res.verdict, "detail": res.detail, "front": plan.front_desc,
+                   "flashinfer_backend": res.backend, "tolerance": res.tolerance,
+                   "seconds": round(time.perf_counter() - start, 4), "first_use_in_process": first_use,
+                   "batches": [{"seq_lens": list(b.seq_lens), "outcome": b.outcome, "message": b.message,
+                                "max_abs_error": b.max_abs_error, "hook_found": b.hook_found,
+                                "hook_ran": b.hook_ran, "wall_s": b.wall_s} for b in res.batches]}
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - one finding's failure must not hide the others
+            gpu = {"verdict": "error", "detail": _one_line(exc), "front": plan.front_desc,
+                   "seconds": round(time.perf_counter() - start, 4)}
+        v = out[f]
+        out[f] = replace(v, gpu=gpu, seconds=v.seconds + gpu["seconds"])
+
+
+def run_for_cli(result: Result, gpu: bool = False) -> tuple[dict[Finding, Verification], str | None]:
+    """What the CLI calls: the verdicts, and (``gpu`` only) the one-line reason the GPU smoke test
+    could not run here, or None. The CLI prints that line and exits 2; the CPU verdicts stand."""
+    problem = None
+    if gpu:
+        from .flashinfer_smoke import gpu_environment_problem
+        problem = gpu_environment_problem()
+    verdicts = verify(result, gpu=gpu, gpu_problem=problem)
+    # Run-level facts go into the stats the JSON report already carries.
+    if isinstance(result.stats, dict):
+        result.stats["verification"] = {k: sum(1 for v in verdicts.values() if v.verdict == k) for k in VERDICTS}
+        if gpu:
+            result.stats["gpu_controls"] = [c.to_json() for c in verdicts.controls]
+            if problem:
+                result.stats["gpu_problem"] = problem
+    return verdicts, problem
+
+
+_HARNESS: dict[str, Any] = {}
+
+
+def _harness(backend: str):
+    """One FlashInfer harness (and its batches) per process: the JIT compile happens once."""
+    if backend not in _HARNESS:
+        from .flashinfer_smoke import PrefillHarness, default_batches
+        h = PrefillHarness(backend=backend)
+        _HARNESS[backend] = (h, default_batches(h))
+    return _HARNESS[backend]
+
+
+SEED_HOOKS = ("init_mha_chunk_metadata",)
+
+
+def gpu_controls(result: Result, loader: TreeLoader, backend: str = "fa2",
+                 hooks: set[str] | frozenset[str] = frozenset()) -> list[Control]:
+    """Smoke-test wrappers that forward a probed prefill-metadata hook and have no finding on it.
+
+    Hooks covered: the seed's ``init_mha_chunk_metadata`` and ``hooks`` (the verify run passes the
+    hooks that findings put through the smoke test), where probed somewhere in the tree. For each
+    wrapper that defines such a hook ``H`` and each distinct signature of ``H`` among the implementations its
+    delegates can hold, the real wrapper is put in front of a stand-in FlashInfer backend with that
+    signature and the prefill protocol runs: a correct forward passes (the fixed fixture, SGLang
+    0.5.23), a forward the implementation cannot bind fails with its TypeError.
+    """
+    from .flashinfer_smoke import make_standin_backend_class, run_prefill_protocol
+    from .scenarios import _delegate_attrs, _load_class, _owner_signature, _plant_delegates, new_instance
+
+    ctx = result.context
+    if ctx is None:
+        return []
+    flagged = {(f.class_name, f.member) for f in result.findings if f.code in GPU_RULES}
+    index, model = ctx.index, ctx.model
+    out: list[Control] = []
+    for wq, wrapper in sorted(model.wrappers.items()):
+        for member in sorted(ctx.probes):
+            if member not in set(SEED_HOOKS) | set(hooks) or (wq, member) in flagged:
+                continue
+            if member.startswith("get_"):
+                continue  # a getter returns metadata; it does not plan it
+            hit = index.method(wq, member)
+            if hit is None or hit[1].noop or not _callable_as_hook(hit[1].params):
+                continue
+            impls = model.implementations(wrapper.delegate_types(), exclude=wq)
+            owners = sorted({found[0] for found in (index.method(i, member) for i in impls)
+                             if found and not found[1].noop and _callable_as_hook(found[1].params)})
+            if not owners:
+                continue
+            lc, err = _load_class(ctx, loader, wq)
+            if err:
+                out.append(Control(wq, member, "", "", "n/a", f"cannot load the wrapper: {err}", 0.0))
+                continue
+            seen: set[str] = set()
+            for owner in owners:
+                kind, sig, _, _, oerr = _owner_signature(ctx, loader, owner, member)
+                if kind != "method" or sig is None:
+                    continue
+                key = str(sig.replace(parameters=[p.replace(annotation=inspect.Parameter.empty)
+                                                  for p in sig.parameters.values()],
+                                      return_annotation=inspect.Signature.empty))
+                if key in seen:
+                    continue
+                seen.add(key)
+                start = time.perf_counter()
+                try:
+                    harness, batches = _harness(backend)
+                    cls = make_standin_backend_class(member, sig, class_name=owner.rsplit(".", 1)[-1])
+                    standin = cls(harness)
+                    front = new_instance(lc.cls)
+                    _plant_delegates(front, _delegate_attrs(ctx, wq, None), standin)
+                    res = run_prefill_protocol(front, member, harness, standin, batches)
+                    verdict, detail = res.verdict, res.detail
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as exc:  # noqa: BLE001
+                    verdict, detail = "error", _one_line(exc)
+                if verdict == "error" and "'types.SimpleNamespace' object has no attribute" in detail:
+                    # The wrapper's hook reads forward-batch fields the harness does not model.
+                    verdict = "n/a"
+                    detail = f"not applicable: the hook needs more of the forward batch than the harness has ({detail})"
+                out.append(Control(wq, member, owner, f"{member}{key}", verdict, detail,
+                                   time.perf_counter() - start))
+    return out
+
+
+def _callable_as_hook(params) -> bool:
+    """Whether ``hook(forward_batch)`` binds (the protocol's call): one positional after ``self``,
+    everything else optional."""
+    from ..linter.summary import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL
+    rest = list(params[1:])
+    required = [p for p in rest if not p.has_default and p.kind in (POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD)]
+    if any(p.kind == KEYWORD_ONLY and not p.has_default for p in rest):
+        return False
+    return len(required) == 1 or (not required and any(p.kind == VAR_POSITIONAL for p in rest))
+
+
+# --------------------------------------------------------------------------------------------
+# reports
+# --------------------------------------------------------------------------------------------
+
+def json_extra(verdicts: dict[Finding, Verification]) -> dict[Finding, dict]:
+    """For ``json_report.render(result, extra=...)``: a ``verification`` object per finding."""
+    return {f: {"verification": v.to_json()} for f, v in verdicts.items()}
+
+
+_STYLE = {"confirmed": "bold red", "not-reproduced": "bold green", "unverifiable": "yellow"}
+
+
+def render_table(verdicts: dict[Finding, Verification], console, gpu_problem: str | None = None) -> None:
+    """The terminal table: finding, load mode, verdict, detail, time (and the GPU verdict)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    if not verdicts and not getattr(verdicts, "controls", None):
+        return
+    # Piped output would wrap the table at 80 columns; give the detail column room.
+    width = console.width if console.is_terminal else max(console.width, 200)
+    saved = console.width
+    console.width = width
+    try:
+        _render(verdicts, console, width, gpu_problem)
+    finally:
+        console.width = saved
+
+
+def _render(verdicts, console, width: int, gpu_problem: str | None) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    ordered = sorted(verdicts.items(), key=lambda kv: kv[0].sort_key)
+    if verdicts:
+        _findings_table(verdicts, ordered, console, width)
+    controls = getattr(verdicts, "controls", None) or []
+    if controls:
+        ct = Table(title="GPU smoke test on wrappers that forward the hook (controls: no finding)",
+                   show_lines=True, expand=False)
+        for col in ("wrapper hook", "delegate signature", "verdict", "detail", "time"):
+            ct.add_column(col, overflow="fold", justify="right" if col == "time" else "left")
+        for c in controls:
+            ct.add_row(f"{c.wrapper.rsplit('.', 1)[-1]}.{c.member}", f"{c.delegate.rsplit('.', 1)[-1]}.{c.signature}",
+                       Text(c.verdict, style="bold green" if c.verdict == "pass" else "bold red"), c.detail,
+                       f"{c.seconds:.3f} s")
+        console.print(ct, width=width)
+    if gpu_problem:
+        console.print(Text(gpu_problem, style="magenta"))
+
+
+def _findings_table(verdicts, ordered, console, width) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    show_gpu = any(v.gpu is not None for v in verdicts.values())
+    table = Table(title="Runtime verification", show_lines=True, expand=False)
+    table.add_column("finding", overflow="fold", max_width=48)
+    table.add_column("load mode")
+    table.add_column("verdict")
+    table.add_column("detail", overflow="fold")
+    table.add_column("time", justify="right")
+    if show_gpu:
+        table.add_column("GPU smoke test", overflow="fold")
+    for f, v in ordered:
+        name = Text(f"{f.code} {f.class_name.rsplit('.', 1)[-1]}.{f.member}\n{f.path}:{f.line}")
+        row = [name, v.load_mode, Text(v.verdict, style=_STYLE.get(v.verdict, "")), v.detail, f"{v.seconds:.3f} s"]
+        if show_gpu:
+            if isinstance(v.gpu, dict):
+                row.append(Text(f"{v.gpu.get('verdict')}: {v.gpu.get('detail')}"))
+            else:
+                row.append(v.gpu or "")
+        table.add_row(*row)
+    console.print(table, width=width)
+    counts = {k: sum(1 for v in verdicts.values() if v.verdict == k) for k in VERDICTS}
+    line = Text("Verified ")
+    line.append(f"{len(verdicts)} finding{'s' if len(verdicts) != 1 else ''}: ")
+    line.append(", ".join(f"{n} {k}" for k, n in counts.items() if n))
+    console.print(line)
+    wrong = [f for f, v in ordered if v.verdict == "not-reproduced"]
+    for f in wrong:
+        console.print(Text(f"note: the static claim {f.code} at {f.path}:{f.line} was NOT reproduced on the real "
+                           f"code: treat it as a likely false positive ({verdicts[f].detail})", style="green"))
