@@ -9,13 +9,14 @@ set -u
 OUT=${OUT:-out}; mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
     .whl/*.whl .whl/cli/*.whl || exit 1
-mkdir -p /tmp/pkg/attn_lint && cp attn_lint/*.py /tmp/pkg/attn_lint/
-for d in linter rules runtime_check; do ln -sfn "$PWD/$d" "/tmp/pkg/attn_lint/$d"; done
+# Not installed: map the top-level folders under the import name in place, as pyproject's
+# package-dir does for an install (this copy of the tree is disposable).
+for d in linter rules runtime_check; do ln -sfn "../$d" "attn_lint/$d"; done
 for v in 0.5.12.post1 0.5.13; do
   python3 -c "import zipfile,sys;z=zipfile.ZipFile(sys.argv[1]);z.extractall(sys.argv[2],[n for n in z.namelist() if n.startswith('sglang/')])" \
       .whl/sg/sglang-$v-*.whl /tmp/sg/$v
 done
-export PYTHONPATH=/tmp/site:/tmp/pkg FLASHINFER_CUDA_ARCH_LIST=9.0 MAX_JOBS=16 PYTHONUNBUFFERED=1 TIMEFORMAT='wall %R s'
+export PYTHONPATH=/tmp/site:$PWD FLASHINFER_CUDA_ARCH_LIST=9.0 MAX_JOBS=16 PYTHONUNBUFFERED=1 TIMEFORMAT='wall %R s'
 AL="python3 -m attn_lint --no-cache"
 { date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nvcc --version | tail -1
   python3 -c 'import sys,torch,flashinfer;print("python",sys.version.split()[0],"torch",torch.__version__,"cuda",torch.version.cuda,"flashinfer",flashinfer.__version__)'
