@@ -23,6 +23,9 @@ class _Timeout(Exception):
     pass
 
 
+_TIMED_OUT = object()  # no answer for lack of time: not remembered
+
+
 @contextmanager
 def _time_limit(seconds: float):
     usable = (hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread())
@@ -43,8 +46,13 @@ def _time_limit(seconds: float):
 
 
 class AstroidBridge:
-    def __init__(self, index: TreeIndex, per_call: float = 1.0, budget: float = 2.0):
+    def __init__(self, index: TreeIndex, per_call: float = 1.0, budget: float = 2.0,
+                 memo: dict | None = None, digests: dict[str, str] | None = None):
         self.index = index
+        # Answers from earlier runs, keyed by the probing file's content digest and position:
+        # most trees give astroid nothing to add, and asking again on every run costs seconds.
+        self.memo = memo if memo is not None else {}
+        self.digests = digests or {}
         self.per_call = per_call
         self.budget = budget
         self.spent = 0.0
@@ -69,16 +77,30 @@ class AstroidBridge:
         return self._roots
 
     def infer(self, site, line: int, col: int, kind: str) -> Resolution | None:
-        if self.spent >= self.budget:
+        mod = self.index.modules.get(site.module)
+        if mod is None:
             return None
+        key = (self.digests.get(mod.file.path), line, col, kind)
+        if key[0] is not None and key in self.memo:
+            quals = self.memo[key]
+            if not quals:
+                return None
+            note = f"astroid inferred the receiver as {', '.join(sorted(q.rsplit('.', 1)[-1] for q in quals))}"
+            self.answers += 1
+            return Resolution(frozenset(quals), (Evidence(mod.file.display, line, note),), via="astroid")
+        result = self._infer(mod, line, col)
+        if key[0] is not None and result is not _TIMED_OUT:
+            self.memo[key] = tuple(sorted(result.types)) if result else ()
+        return result if result is not _TIMED_OUT else None
+
+    def _infer(self, mod, line: int, col: int):
         try:
             import astroid
             from astroid import nodes
         except ImportError:  # pragma: no cover - a declared dependency
             return None
-        mod = self.index.modules.get(site.module)
-        if mod is None:
-            return None
+        if self.spent >= self.budget:
+            return _TIMED_OUT
         self.calls += 1
         start = time.perf_counter()
         old_path = list(sys.path)
@@ -103,7 +125,7 @@ class AstroidBridge:
                             names.append(qual.rsplit(".", 1)[-1])
         except _Timeout:
             self.timeouts += 1
-            return None
+            return _TIMED_OUT
         except Exception:  # astroid raises many kinds of inference errors; all mean "no answer"
             return None
         finally:

@@ -193,7 +193,12 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     errors.extend(file_errors)
 
     index = TreeIndex(modules)
-    bridge = AstroidBridge(index, budget=settings.astroid_budget) if settings.astroid else None
+    memo_key = "astroid-" + hashlib.blake2b(TOOL_KEY.encode(), digest_size=8).hexdigest() + ".pickle"
+    memo = cache.load(memo_key) if settings.astroid else None
+    memo = memo if isinstance(memo, dict) else {}
+    memo_size = len(memo)
+    bridge = AstroidBridge(index, budget=settings.astroid_budget, memo=memo, digests=digests) \
+        if settings.astroid else None
     context = Context.build(index, fallback=bridge)
     findings: list[Finding] = []
     for rule in rules:
@@ -206,6 +211,8 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
         "astroid_queries": bridge.calls if bridge else 0,
         "astroid_answers": bridge.answers if bridge else 0,
     }
+    if bridge is not None and len(memo) != memo_size:
+        cache.store(memo_key, memo)
     cache.store(run_key, {"version": 1, "findings": findings, "file_errors": file_errors, "stats": rule_stats})
     return _finish(findings, errors, {**base_stats, **rule_stats}, files, context if keep_context else None,
                    rules, start)

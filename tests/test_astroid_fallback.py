@@ -1,0 +1,77 @@
+"""astroid answers only where the index cannot type a receiver, and says so in the evidence."""
+
+from attn_lint.linter.engine import Settings, analyse
+
+BACKENDS = '''
+class Backend:
+    def forward(self, batch):
+        raise NotImplementedError
+
+
+class FlashBackend(Backend):
+    def forward(self, batch):
+        return batch
+
+    def plan_chunks(self, batch):
+        self.planned = batch
+
+
+class HybridBackend(Backend):
+    def __init__(self, full_attn_backend: Backend):
+        self.full_attn_backend = full_attn_backend
+
+    def forward(self, batch):
+        return self.full_attn_backend.forward(batch)
+'''
+
+# The backend comes out of a registry dict: the index does not follow subscripts of dict
+# literals, astroid does.
+MODEL = '''
+from serving.backends import FlashBackend, HybridBackend
+
+_REGISTRY = {"flash": FlashBackend, "hybrid": HybridBackend}
+
+
+def make_backend(name):
+    return _REGISTRY[name](FlashBackend())
+
+
+def prefill(batch):
+    backend = make_backend("hybrid")
+    if hasattr(make_backend("hybrid"), "plan_chunks"):
+        backend.plan_chunks(batch)
+'''
+
+
+def _tree(tmp_path):
+    pkg = tmp_path / "serving"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "backends.py").write_text(BACKENDS)
+    (pkg / "model.py").write_text(MODEL)
+    return str(pkg)
+
+
+def test_receiver_typed_by_astroid_only(tmp_path):
+    result = analyse([_tree(tmp_path)], Settings(cache_dir=None))
+    assert [(f.code, f.class_name.rsplit(".", 1)[-1], f.member) for f in result.findings] == [
+        ("AL001", "HybridBackend", "plan_chunks")]
+    notes = [e.note for e in result.findings[0].evidence]
+    assert any("resolved by astroid" in n for n in notes)
+    assert any(n.startswith("astroid inferred the receiver as HybridBackend") for n in notes)
+    assert result.stats["astroid_queries"] >= 1 and result.stats["astroid_answers"] >= 1
+
+
+def test_without_astroid_the_unknown_receiver_is_not_reported(tmp_path):
+    result = analyse([_tree(tmp_path)], Settings(cache_dir=None, astroid=False))
+    assert result.findings == []
+
+
+def test_astroid_answers_are_remembered_between_runs(tmp_path):
+    tree = _tree(tmp_path)
+    cache = str(tmp_path / "cache")
+    first = analyse([tree], Settings(cache_dir=cache), keep_context=True)
+    second = analyse([tree], Settings(cache_dir=cache), keep_context=True)  # keep_context: rules run again
+    assert first.stats["astroid_queries"] >= 1
+    assert second.stats["astroid_queries"] == 0 and second.stats["astroid_answers"] >= 1
+    assert [f.member for f in second.findings] == ["plan_chunks"]
