@@ -275,10 +275,16 @@ class FamilyModel:
 
     def _wrapper(self, qual: str) -> Wrapper | None:
         entry = self.index.classes[qual]
-        attrs: set[str] = set()
+        assigned: set[str] = set()
+        used: set[str] = set()
         for c in self.index.mro(qual):  # a subclass of a wrapper holds the same delegates
             for fn in self.index.classes[c].info.methods.values():
-                attrs.update(fn.self_attrs)
+                assigned.update(fn.self_attrs)
+                if fn.params:
+                    _forwarded_attrs(fn, fn.params[0].name, used)
+        # Only attributes something is called or probed on can be forwarded to; typing just those
+        # keeps this pass cheap on classes with hundreds of attributes.
+        attrs = assigned & used
         delegates: list[Delegate] = []
         for attr in sorted(attrs):
             res = self.resolver.attribute_of(qual, attr)
@@ -323,6 +329,31 @@ class FamilyModel:
                     out.append(Evidence(entry.file.display, probe.line,
                                         f"`{entry.info.name}.{fn.name}` probes `{probe.member}` on `self.{attr}`"))
         return out
+
+
+def _forwarded_attrs(fn: FunctionInfo, self_name: str, out: set[str]) -> None:
+    """`self.<attr>` read as the receiver of a call or probe (directly, through a loop or
+    index, or a local bound from it)."""
+    refs = [c.func[1] if c.func[0] in ("attr", "getattr") else _local_getattr_recv(fn, c.func) for c in fn.calls]
+    refs.extend(p.receiver for p in fn.probes)
+    for ref in refs:
+        _self_attrs_in(ref, fn, self_name, out, 0)
+
+
+def _self_attrs_in(ref, fn: FunctionInfo, self_name: str, out: set[str], depth: int) -> None:
+    if ref is None or depth > 6:
+        return
+    kind = ref[0]
+    if kind == "attr" and ref[1] == ("name", self_name):
+        out.add(ref[2])
+    elif kind in ("iter", "sub", "getattr", "attr", "call"):
+        _self_attrs_in(ref[1], fn, self_name, out, depth + 1)
+    elif kind == "name" and ref[1] in fn.locals:
+        for value in fn.locals[ref[1]]:
+            _self_attrs_in(value, fn, self_name, out, depth + 1)
+    elif kind in ("seq", "union"):
+        for item in ref[1]:
+            _self_attrs_in(item, fn, self_name, out, depth + 1)
 
 
 def _root_name(ref: tuple | None) -> str | None:
