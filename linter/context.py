@@ -40,6 +40,7 @@ class Context:
     probes: dict[str, list[tuple[Site, Probe]]] = field(default_factory=dict)
     member_calls: dict[str, list[tuple[Site, CallSite, tuple]]] = field(default_factory=dict)
     fallback: object | None = None  # an AstroidBridge, asked only where the index has no answer
+    probed: set = field(default_factory=set)  # (id(function), member, receiver ref) of every probe
     _memo: dict = field(default_factory=dict)
 
     @classmethod
@@ -57,6 +58,7 @@ class Context:
                 for probe in fn.probes:
                     site = site or Site(mod.name, cqual, fn, path)
                     ctx.probes.setdefault(probe.member, []).append((site, probe))
+                    ctx.probed.add((id(fn), probe.member, probe.receiver))
                 for call in fn.calls:
                     target = member_target(fn, call.func)
                     if target is not None:

@@ -45,6 +45,7 @@ class FamilyModel:
         self.resolver = resolver
         self._provided_memo: dict[tuple, dict[str, set[str]]] = {}
         self._structure_memo: dict[str, frozenset[str]] = {}
+        self._forwarded_memo: dict[int, set[str]] = {}
 
     @cached_property
     def family_members(self) -> dict[str, frozenset[str]]:
@@ -281,7 +282,12 @@ class FamilyModel:
             for fn in self.index.classes[c].info.methods.values():
                 assigned.update(fn.self_attrs)
                 if fn.params:
-                    _forwarded_attrs(fn, fn.params[0].name, used)
+                    hit = self._forwarded_memo.get(id(fn))
+                    if hit is None:
+                        hit = set()
+                        _forwarded_attrs(fn, fn.params[0].name, hit)
+                        self._forwarded_memo[id(fn)] = hit
+                    used |= hit
         # Only attributes something is called or probed on can be forwarded to; typing just those
         # keeps this pass cheap on classes with hundreds of attributes.
         attrs = assigned & used

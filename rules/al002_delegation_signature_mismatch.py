@@ -155,7 +155,7 @@ class Runner:
         """
         if how == "getattr":
             return True
-        if any(s.fn is site.fn and p.receiver == recv for s, p in ctx.probes.get(member, ())):
+        if (id(site.fn), member, recv) in ctx.probed:
             return True
         return ctx.model.reads_own_delegate(site.cls, site.fn, recv)
 
