@@ -103,8 +103,41 @@ def bench_tree(tree: str, runs: int, with_pylint: bool, with_libcst: bool) -> di
 
     result["attn-lint one file changed"] = median_of(runs, one_changed)
     measure(lint(tree, cache))
-    result["attn-lint one file (pre-commit style)"] = median_of(
+    result["attn-lint one file only (no cross-file view)"] = median_of(
         runs, lambda: measure(lint(victim, cache)))
+
+    # pre-commit: the hook passes the changed file; attn-lint finds the project root from
+    # pyproject.toml, analyses the whole project through the cache and keeps that file's findings.
+    project = tempfile.mkdtemp(prefix="al-project-")
+    name = os.path.basename(tree)
+    os.symlink(tree, os.path.join(project, name))
+    with open(os.path.join(project, "pyproject.toml"), "w") as fh:
+        fh.write(f'[tool.attn-lint]\nsrc = ["{name}"]\n')
+    rel = os.path.join(name, os.path.relpath(victim, tree))
+    hook = [sys.executable, "-m", "attn_lint", "--changed-files", "--cache-dir", cache, rel]
+
+    def in_project(argv):
+        cwd = os.getcwd()
+        os.chdir(project)
+        try:
+            return measure(argv)
+        finally:
+            os.chdir(cwd)
+
+    in_project(hook)
+    result["pre-commit hook, file unchanged since last run"] = median_of(runs, lambda: in_project(hook))
+
+    def hook_changed():
+        with open(victim, "ab") as fh:
+            fh.write(f"\n# bench edit {time.time_ns()}\n".encode())
+        try:
+            return in_project(hook)
+        finally:
+            with open(victim, "wb") as fh:
+                fh.write(original)
+
+    result["pre-commit hook, that file changed"] = median_of(runs, hook_changed)
+    shutil.rmtree(project, ignore_errors=True)
     result["floor: ast.parse, 1 process"] = median_of(
         max(1, runs // 2), lambda: measure([sys.executable, "-c", FLOOR_AST, *files]))
     if with_libcst:

@@ -90,9 +90,15 @@ def _worker(args: tuple[str, int, str | None]) -> tuple[str, _Parsed | None, str
             data = fh.read(max_bytes + 1)
     except OSError as exc:
         return path, None, exc.strerror or str(exc)
+    if cache_dir:
+        # Same content seen before (another checkout, a moved tree, a reverted edit): no parse.
+        cache = Cache(cache_dir)
+        hit = cache.get_summary(content_hash(data))
+        if isinstance(hit, _Parsed):
+            return path, hit, None
     parsed = _parse_bytes(data, path, max_bytes)
     if cache_dir:
-        Cache(cache_dir).put_summary(parsed.digest, parsed)
+        cache.put_summary(parsed.digest, parsed)
     return path, parsed, None
 
 
