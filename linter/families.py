@@ -1,8 +1,9 @@
 """Class families, wrappers and their delegates, found from the code alone.
 
 A family is an in-tree root class with its descendants. A wrapper is a family member that holds
-one or more instances of its own family (directly or in a list) in attributes, and forwards to
-them: it calls, probes or `getattr`s members on those attributes. Nothing here knows a name from
+one or more instances of its own family (directly or in a list) in attributes that it reads
+(calls or probes through them, or returns them), and forwards to them: it calls, probes or
+`getattr`s members on those attributes. Nothing here knows a name from
 any particular serving engine.
 """
 
@@ -338,10 +339,11 @@ class FamilyModel:
 
 
 def _forwarded_attrs(fn: FunctionInfo, self_name: str, out: set[str]) -> None:
-    """`self.<attr>` read as the receiver of a call or probe (directly, through a loop or
-    index, or a local bound from it)."""
+    """`self.<attr>` read anywhere a delegate can be reached from: a call or probe receiver
+    (directly, through a loop, an index or a local), a returned value (`_select_backend`)."""
     refs = [c.func[1] if c.func[0] in ("attr", "getattr") else _local_getattr_recv(fn, c.func) for c in fn.calls]
     refs.extend(p.receiver for p in fn.probes)
+    refs.extend(fn.return_values)
     for ref in refs:
         _self_attrs_in(ref, fn, self_name, out, 0)
 

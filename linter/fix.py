@@ -24,12 +24,12 @@ from __future__ import annotations
 import ast
 import difflib
 import os
-import tempfile
 from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from .atomic import atomic_write_bytes
 from .findings import Finding
 from .signature import bound_params
 from .summary import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
@@ -529,23 +529,3 @@ def apply(plans: list[FilePlan]) -> tuple[int, int]:
         n_fixed += len(fp.methods)
         n_files += 1
     return n_fixed, n_files
-
-
-def atomic_write_bytes(path: str, data: bytes) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".attn-lint-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        try:
-            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-        except OSError:
-            pass
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-

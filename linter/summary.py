@@ -271,8 +271,8 @@ class _FunctionWalker(ast.NodeVisitor):
 
     def generic_visit(self, node: ast.AST) -> None:
         visit = self.visit
-        for field in _child_fields(type(node)):
-            value = getattr(node, field, None)
+        for name in _child_fields(type(node)):
+            value = getattr(node, name, None)
             if value is None:
                 continue
             if type(value) is list:

@@ -354,9 +354,6 @@ _STYLE = {"confirmed": "bold red", "not-reproduced": "bold green", "unverifiable
 
 def render_table(verdicts: dict[Finding, Verification], console, gpu_problem: str | None = None) -> None:
     """The terminal table: finding, load mode, verdict, detail, time (and the GPU verdict)."""
-    from rich.table import Table
-    from rich.text import Text
-
     if not verdicts and not getattr(verdicts, "controls", None):
         return
     # Piped output would wrap the table at 80 columns; give the detail column room.

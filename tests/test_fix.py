@@ -218,7 +218,10 @@ def test_two_delegates_and_async(tmp_path):
     write(tmp_path, {"serving/backends.py": backends('''
         class A(Backend):
             async def plan_chunks(self, batch): ...
-    ''', delegates="prefill_backend,decode_backend"), "serving/model.py": MODEL})
+    ''', delegates="prefill_backend,decode_backend", wrapper_extra='''
+    def forward_decode(self, batch):
+        return self.decode_backend.forward(batch)
+'''), "serving/model.py": MODEL})
     r, after = fix_and_read(tmp_path)
     assert r.exit_code == 0, r.output
     assert "async def plan_chunks(self, batch):" in after
