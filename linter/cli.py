@@ -220,6 +220,10 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
     emit(result, resolved, opts)
     if opts.gpu_problem:
         return 2  # --verify-on-gpu could not run its GPU part (the CPU verdicts were printed)
+    if any(e.kind == "missing-path" for e in result.errors):
+        # A mistyped path must not pass CI as "no findings": the rest was analysed, but the
+        # command line was wrong.
+        return 2
     return 1 if result.findings else 0
 
 

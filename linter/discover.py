@@ -30,7 +30,7 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> tuple[list[Sour
     roots_cache: dict[str, str] = {}
     for arg in paths:
         if not os.path.lexists(arg):
-            errors.append(FileError(arg, "unreadable", "no such file or directory"))
+            errors.append(FileError(arg, "missing-path", "no such file or directory (given on the command line)"))
             continue
         if os.path.isfile(arg):
             _add(files, seen, roots_cache, os.path.abspath(arg), os.path.normpath(arg).replace(os.sep, "/"),

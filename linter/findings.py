@@ -48,7 +48,7 @@ class FileError:
     """A per-file problem (bad input); the run goes on without that file."""
 
     path: str
-    kind: str  # syntax-error, decode-error, unreadable, too-large, symlink-loop, internal-error
+    kind: str  # syntax-error, decode-error, binary, unreadable, missing-path, too-large, symlink-loop, too-complex
     message: str
     line: int = 0
 

@@ -70,8 +70,18 @@ def test_self_referencing_symlink_entry(tree):
 def test_dangling_path_argument(tree, tmp_path):
     missing = tmp_path / "no-such-folder"
     result = lint(tree, missing)
-    assert [(e.path, e.kind) for e in result.errors] == [(str(missing), "unreadable")]
+    assert [(e.path, e.kind) for e in result.errors] == [(str(missing), "missing-path")]
     assert pairs(result.findings, "AL001") == GOOD
+
+
+def test_dangling_path_argument_fails_the_command(tree, tmp_path):
+    """The rest is analysed and reported, but a mistyped path exits 2, never 0."""
+    from click.testing import CliRunner
+
+    from attn_lint.linter.cli import main
+
+    r = CliRunner().invoke(main, ["--no-cache", "--format", "json", str(tmp_path / "nope")])
+    assert r.exit_code == 2, r.output
 
 
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root can read a chmod 000 file")
