@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .families import FamilyModel
-from .findings import Evidence
 from .index import TreeIndex
 from .resolve import NOTHING, Resolution, Resolver, Scope
 from .summary import CallSite, FunctionInfo, Probe
@@ -94,9 +93,6 @@ class Context:
             if t in mro:
                 return t
         return None
-
-    def location(self, site: Site, line: int) -> Evidence:
-        return Evidence(site.path, line, site.where)
 
 
 def member_target(fn: FunctionInfo, func: tuple) -> tuple | None:
