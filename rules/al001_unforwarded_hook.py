@@ -65,7 +65,14 @@ Forward the hook from the wrapper, keeping the probe's meaning for delegates tha
             hook(batch)
 ```
 Pass only the arguments every implementation accepts (AL002 checks this), or forward with
-`__getattr__` when the wrapper should expose every delegate hook.
+`__getattr__` when the wrapper should expose every delegate hook. `attn-lint --fix` writes the
+forwarding method.
+
+## Not reported
+A leaf backend without the hook; a wrapper with `__getattr__`; a hook the wrapper inherits from
+any base or mixin; probes in code that unwraps wrappers (`b = b.full_attn_backend` in a loop),
+probes of wrapper structure (another wrapper's delegate attribute names), and a probe of `self`
+in a method the wrapper overrides.
 """
 
     INVALID = [
