@@ -217,6 +217,8 @@ class FamilyModel:
             for cqual, fn in scopes:
                 for construction in fn.constructions:
                     callee = construction[0]
+                    if callee[0] == "super":
+                        continue  # found through the subclass, see _delegate_sources
                     last = callee[1].rsplit(".", 1)[-1] if callee[0] == "name" else callee[-1]
                     out.setdefault(last, []).append((Scope(mod.name, cqual, fn), construction))
         return out
@@ -224,32 +226,15 @@ class FamilyModel:
     def _narrow_by_construction(self, qual: str, delegate: Delegate) -> None:
         """Where every construction of the wrapper in the tree passes known classes for the
         parameter a delegate is stored from, the delegate holds those, not every subclass of its
-        annotation (`DotsHybrid(create_dsa_backend(...), ...)` holds a DSA backend)."""
-        found = self.index.method(qual, "__init__")
-        if found is None:
+        annotation (`DotsHybrid(create_dsa_backend(...), ...)` holds a DSA backend). A subclass
+        constructing its base with `super().__init__(experts=CutlassExperts(...))` counts too."""
+        sources = self._delegate_sources(qual, delegate.attr)
+        if not sources:
             return
-        owner, init = found
-        params = [p.name for p in init.params[1:]]
-        used: list[str] = []
-        for value, _, _ in init.self_attrs.get(delegate.attr, ()):
-            items = value[1] if value and value[0] == "seq" else (value,)
-            for item in items:
-                if not item or item[0] != "name" or item[1] not in params:
-                    return
-                used.append(item[1])
-        if not used:
-            return
-        sites = []
         short = qual.rsplit(".", 1)[-1]
-        for scope, construction in self._constructions_by_name.get(short, ()):
-            res = self.resolver.resolve(construction[0], scope)
-            if ("cls", qual) in res.types:
-                sites.append((scope, construction))
-        if not sites:
-            return
         types: set[str] = set()
         evidence: list[Evidence] = []
-        for scope, (_, args, kwargs, star) in sites:
+        for scope, (_, args, kwargs, star), params, used, label in sources:
             if star:
                 return
             keywords = dict(kwargs)
@@ -264,9 +249,8 @@ class FamilyModel:
                     return
                 types |= inst
                 mod = self.index.modules[scope.module]
-                line = scope.fn.line
-                evidence.append(Evidence(mod.file.display, line,
-                                         f"`{short}(...)` in `{scope.fn.name}` passes "
+                evidence.append(Evidence(mod.file.display, scope.fn.line,
+                                         f"`{label}` in `{scope.fn.name}` passes "
                                          f"{', '.join(sorted(describe_type(t) for t in inst))} as `{name}`"))
         if types and types != set(delegate.types):
             delegate.types = frozenset(types)
@@ -274,6 +258,68 @@ class FamilyModel:
                 self.index.classes[qual].file.display, self.index.classes[qual].info.line,
                 f"every construction of `{short}` in the tree is seen: `self.{delegate.attr}` holds "
                 f"{', '.join(sorted(describe_type(t) for t in types))}"),)
+
+    def _stored_params(self, init: FunctionInfo, attr: str) -> list[str] | None:
+        """The `__init__` parameters that `self.<attr>` is assigned from (directly or in a list)."""
+        params = [p.name for p in init.params[1:]]
+        used: list[str] = []
+        for value, _, _ in init.self_attrs.get(attr, ()):
+            items = value[1] if value and value[0] == "seq" else (value,)
+            for item in items:
+                if not item or item[0] != "name" or item[1] not in params:
+                    return None
+                used.append(item[1])
+        return used or None
+
+    def _delegate_sources(self, qual: str, attr: str) -> list | None:
+        """Every call that can run the `__init__` storing `attr` for an instance of `qual`, with
+        that `__init__`'s parameter names: (scope, construction, params, used, label)."""
+        found = self.index.method(qual, "__init__")
+        if found is None:
+            return None
+        owner, init = found
+        short = qual.rsplit(".", 1)[-1]
+        used = self._stored_params(init, attr)
+        if used:
+            params = [p.name for p in init.params[1:]]
+            out = [(scope, c, params, used, f"{short}(...)") for scope, c in self._constructions_of(qual)]
+            if owner == qual:
+                # Subclasses that build this class through super().__init__ run this very __init__.
+                for sub in sorted(self.index.subclasses.get(qual, ())):
+                    sub_init = self.index.classes[sub].info.methods.get("__init__")
+                    if sub_init is None:
+                        out.extend((scope, c, params, used, f"{sub.rsplit('.', 1)[-1]}(...)")
+                                   for scope, c in self._constructions_of(sub))
+                        continue
+                    entry = self.index.classes[sub]
+                    out.extend((Scope(entry.module, sub, sub_init), c, params, used, "super().__init__(...)")
+                               for c in sub_init.constructions if c[0] == ("super",))
+            return out
+        if attr in init.self_attrs:
+            return None  # stored from something other than a parameter
+        # Stored by the base's __init__, which this class's __init__ calls with super().
+        supers = [c for c in init.constructions if c[0] == ("super",)]
+        parents = self.index.bases(owner)[0]
+        if len(supers) != 1 or not parents:
+            return None
+        base_init = self.index.classes[parents[0]].info.methods.get("__init__")
+        base_used = self._stored_params(base_init, attr) if base_init else None
+        if not base_used:
+            return None
+        entry = self.index.classes[owner]
+        return [(Scope(entry.module, owner, init), supers[0], [p.name for p in base_init.params[1:]], base_used,
+                 "super().__init__(...)")]
+
+    def _constructions_of(self, qual: str) -> list[tuple[Scope, tuple]]:
+        short = qual.rsplit(".", 1)[-1]
+        out = []
+        for scope, construction in self._constructions_by_name.get(short, ()):
+            if construction[0] == ("super",):
+                continue
+            res = self.resolver.resolve(construction[0], scope)
+            if ("cls", qual) in res.types:
+                out.append((scope, construction))
+        return out
 
     def _wrapper(self, qual: str) -> Wrapper | None:
         entry = self.index.classes[qual]

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 5
+SUMMARY_VERSION = 6
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -499,7 +499,15 @@ class _FunctionWalker(ast.NodeVisitor):
             self.calls.append(CallSite(node.lineno, node.col_offset, callee, n_pos, tuple(kws), star, dstar,
                                        node.end_col_offset or 0))
             last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if last[:1].isupper() and (node.args or node.keywords):
+            if last == "__init__" and isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Name) \
+                    and func.value.func.id == "super":
+                # `super().__init__(...)`: how a subclass constructs its base, recorded like a call.
+                self.constructions.append((
+                    ("super",),
+                    tuple(None if isinstance(a, ast.Starred) else self.ref(a) for a in node.args),
+                    tuple((kw.arg, self.ref(kw.value)) for kw in node.keywords if kw.arg),
+                    star or dstar))
+            elif last[:1].isupper() and (node.args or node.keywords):
                 self.constructions.append((
                     ("name", dotted(func)) if dotted(func) else callee,
                     tuple(None if isinstance(a, ast.Starred) else self.ref(a) for a in node.args),

@@ -1,0 +1,96 @@
+"""Delegates hold what every construction passes, not every subclass of their annotation."""
+
+from conftest import lint, pairs, write_tree
+
+BACKENDS = '''
+class Backend:
+    def forward(self, batch):
+        raise NotImplementedError
+
+    def after_load(self):
+        pass
+
+
+class Plain(Backend):
+    def forward(self, batch):
+        return batch
+
+
+class Quantised(Backend):
+    def forward(self, batch):
+        return batch
+
+    def after_load(self):
+        self.ready = True
+
+    def plan_chunks(self, batch):
+        self.planned = batch
+
+
+class Fallback(Backend):
+    """Holds two backends and forwards to one of them."""
+
+    def __init__(self, primary: Backend, fallback: Backend):
+        self.primary = primary
+        self.fallback = fallback
+
+    def forward(self, batch):
+        return self.primary.forward(batch) if batch else self.fallback.forward(batch)
+'''
+
+USES = '''
+from serving.backends import Backend
+
+
+def load(backend: Backend):
+    backend.after_load()
+
+
+def prefill(backend: Backend, batch):
+    if hasattr(backend, "plan_chunks"):
+        backend.plan_chunks(batch)
+'''
+
+
+def _tree(tmp_path, constructions: str):
+    return write_tree(tmp_path, {
+        "serving/__init__.py": "",
+        "serving/backends.py": BACKENDS + constructions,
+        "serving/uses.py": USES,
+    })
+
+
+def test_annotation_alone_admits_every_backend(tmp_path):
+    result = lint(_tree(tmp_path, ""))
+    assert pairs(result.findings) == [("Fallback", "after_load"), ("Fallback", "plan_chunks")]
+
+
+def test_every_construction_passes_plain_backends(tmp_path):
+    result = lint(_tree(tmp_path, '''
+
+def build():
+    return Fallback(Plain(), Plain())
+'''))
+    assert pairs(result.findings) == []
+
+
+def test_super_init_of_a_subclass_counts_as_a_construction(tmp_path):
+    result = lint(_tree(tmp_path, '''
+
+class PlainOrPlain(Fallback):
+    def __init__(self):
+        super().__init__(primary=Plain(), fallback=Plain())
+'''))
+    assert pairs(result.findings) == []
+
+
+def test_one_construction_with_the_hook_keeps_the_finding(tmp_path):
+    result = lint(_tree(tmp_path, '''
+
+class QuantisedOrPlain(Fallback):
+    def __init__(self):
+        super().__init__(primary=Quantised(), fallback=Plain())
+'''))
+    assert pairs(result.findings) == [("Fallback", "after_load"), ("Fallback", "plan_chunks")]
+    evidence = " ".join(e.note for f in result.findings for e in f.evidence)
+    assert "super().__init__(...)" in evidence and "every construction of `Fallback`" in evidence
