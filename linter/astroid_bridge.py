@@ -83,17 +83,21 @@ class AstroidBridge:
         key = (self.digests.get(mod.file.path), line, col, kind)
         if key[0] is not None and key in self.memo:
             quals = self.memo[key]
-            if not quals:
+        else:
+            quals = self._infer(mod, line, col)
+            if quals is _TIMED_OUT:
                 return None
-            note = f"astroid inferred the receiver as {', '.join(sorted(q.rsplit('.', 1)[-1] for q in quals))}"
-            self.answers += 1
-            return Resolution(frozenset(quals), (Evidence(mod.file.display, line, note),), via="astroid")
-        result = self._infer(mod, line, col)
-        if key[0] is not None and result is not _TIMED_OUT:
-            self.memo[key] = tuple(sorted(result.types)) if result else ()
-        return result if result is not _TIMED_OUT else None
+            if key[0] is not None:
+                self.memo[key] = quals
+        if not quals:
+            return None
+        self.answers += 1
+        note = f"astroid inferred the receiver as {', '.join(q.rsplit('.', 1)[-1] for q in quals)}"
+        return Resolution(frozenset(quals), (Evidence(mod.file.display, line, note),), via="astroid")
 
     def _infer(self, mod, line: int, col: int):
+        """The in-tree classes astroid infers for the receiver at (line, col), sorted; () for
+        none; _TIMED_OUT when the time ran out (an answer not to remember)."""
         try:
             import astroid
             from astroid import nodes
@@ -106,36 +110,29 @@ class AstroidBridge:
         old_path = list(sys.path)
         sys.path[:0] = [r for r in self._import_roots() if r not in sys.path]
         found: set[str] = set()
-        names: list[str] = []
         try:
             with _time_limit(min(self.per_call, self.budget - self.spent)):
                 tree = astroid.MANAGER.ast_from_file(mod.file.path, modname=mod.name)
                 target = _receiver_node(tree, line, col, nodes)
                 if target is None:
-                    return None
-                for value in target.infer():
-                    if len(names) >= 8:
+                    return ()
+                for n, value in enumerate(target.infer()):
+                    if n >= 8:
                         break
                     proxied = getattr(value, "_proxied", None)
                     if isinstance(value, astroid.Instance) and proxied is not None:
-                        qname = proxied.qname()
-                        qual = self._map(qname)
+                        qual = self._map(proxied.qname())
                         if qual:
                             found.add(qual)
-                            names.append(qual.rsplit(".", 1)[-1])
         except _Timeout:
             self.timeouts += 1
             return _TIMED_OUT
         except Exception:  # astroid raises many kinds of inference errors; all mean "no answer"
-            return None
+            return ()
         finally:
             sys.path[:] = old_path
             self.spent += time.perf_counter() - start
-        if not found:
-            return None
-        self.answers += 1
-        note = f"astroid inferred the receiver as {', '.join(sorted(set(names)))}"
-        return Resolution(frozenset(found), (Evidence(mod.file.display, line, note),), via="astroid")
+        return tuple(sorted(found))
 
     def _map(self, qname: str) -> str | None:
         if qname in self.index.classes:

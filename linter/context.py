@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from .families import FamilyModel
 from .index import TreeIndex
 from .resolve import NOTHING, Resolution, Resolver, Scope
-from .summary import CallSite, FunctionInfo, Probe
+from .summary import CallSite, FunctionInfo, Probe, member_target
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,23 +94,6 @@ class Context:
                 return t
         return None
 
-
-def member_target(fn: FunctionInfo, func: tuple) -> tuple | None:
-    """(receiver ref, member, how) for calls that reach a member through an object.
-
-    `recv.m(...)` -> (recv, "m", "call"); `getattr(recv, "m", None)(...)` and a local bound by
-    `fn = getattr(recv, "m", ...)` then `fn(...)` -> (recv, "m", "getattr").
-    """
-    kind = func[0]
-    if kind == "attr":
-        return (func[1], func[2], "call")
-    if kind == "getattr":
-        return (func[1], func[2], "getattr")
-    if kind == "name":
-        for value in fn.locals.get(func[1], ()):
-            if value and value[0] == "getattr":
-                return (value[1], value[2], "getattr")
-    return None
 
 
 def _has_call(ref) -> bool:

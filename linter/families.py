@@ -15,7 +15,7 @@ from functools import cached_property
 from .findings import Evidence
 from .index import TreeIndex
 from .resolve import Resolver, Scope, describe_type
-from .summary import FunctionInfo
+from .summary import FunctionInfo, member_target, root_name
 
 
 @dataclass(slots=True)
@@ -134,7 +134,7 @@ class FamilyModel:
                 own = {d.attr for d in self.wrappers[cqual].delegates} if cqual in self.wrappers else set()
                 self_name = fn.params[0].name if fn.params else None
                 found = {p.member for p in fn.probes
-                         if p.member in names and not (p.member in own and _root_name(p.receiver) == self_name)}
+                         if p.member in names and not (p.member in own and root_name(p.receiver) == self_name)}
                 for local, values in fn.locals.items():
                     found |= _steps_down(local, values, names)
                 if found:
@@ -190,7 +190,7 @@ class FamilyModel:
         if site_cls is None or site_cls not in self.wrappers or not fn.params:
             return False
         self_name = fn.params[0].name
-        return _root_name(ref) != self_name or mentions_self_attr(
+        return root_name(ref) != self_name or mentions_self_attr(
             ref, fn, self_name, {d.attr for d in self.wrappers[site_cls].delegates}) is not None
 
     @cached_property
@@ -367,11 +367,10 @@ class FamilyModel:
             if self_name is None:
                 continue
             for call in fn.calls:
-                func = call.func
-                recv = func[1] if func[0] in ("attr", "getattr") else _local_getattr_recv(fn, func)
-                attr = mentions_self_attr(recv, fn, self_name, delegate_attrs)
+                target = member_target(fn, call.func)
+                attr = mentions_self_attr(target[0], fn, self_name, delegate_attrs) if target else None
                 if attr:
-                    member = func[2] if func[0] in ("attr", "getattr") else _local_getattr_member(fn, func)
+                    member = target[1]
                     forwarded.add(member)
                     out.append(Evidence(entry.file.display, call.line,
                                         f"`{entry.info.name}.{fn.name}` forwards `{member}` to `self.{attr}`"))
@@ -387,7 +386,7 @@ class FamilyModel:
 def _forwarded_attrs(fn: FunctionInfo, self_name: str, out: set[str]) -> None:
     """`self.<attr>` read anywhere a delegate can be reached from: a call or probe receiver
     (directly, through a loop, an index or a local), a returned value (`_select_backend`)."""
-    refs = [c.func[1] if c.func[0] in ("attr", "getattr") else _local_getattr_recv(fn, c.func) for c in fn.calls]
+    refs = [t[0] for t in (member_target(fn, c.func) for c in fn.calls) if t]
     refs.extend(p.receiver for p in fn.probes)
     refs.extend(fn.return_values)
     for ref in refs:
@@ -410,12 +409,6 @@ def _self_attrs_in(ref, fn: FunctionInfo, self_name: str, out: set[str], depth: 
             _self_attrs_in(item, fn, self_name, out, depth + 1)
 
 
-def _root_name(ref: tuple | None) -> str | None:
-    while ref is not None and ref[0] in ("attr", "call", "sub", "getattr", "iter"):
-        ref = ref[1]
-    return ref[1] if ref is not None and ref[0] == "name" else None
-
-
 def _steps_down(local: str, values: tuple, names: frozenset[str]) -> set[str]:
     """`b = b.full_attn_backend` (or `getattr(b, "primary", b)`): a loop variable walking down
     through wrappers. Returns the attribute names it walks through."""
@@ -427,22 +420,6 @@ def _steps_down(local: str, values: tuple, names: frozenset[str]) -> set[str]:
                 and value[1] == ("name", local):
             out.add(value[2])
     return out
-
-
-def _local_getattr_member(fn: FunctionInfo, func: tuple) -> str:
-    for value in fn.locals.get(func[1], ()):
-        if value and value[0] == "getattr":
-            return value[2]
-    return "?"
-
-
-def _local_getattr_recv(fn: FunctionInfo, func: tuple) -> tuple | None:
-    if func[0] != "name":
-        return None
-    for value in fn.locals.get(func[1], ()):
-        if value and value[0] == "getattr":
-            return value[1]
-    return None
 
 
 def mentions_self_attr(ref: tuple | None, fn: FunctionInfo, self_name: str, attrs: set[str],

@@ -143,7 +143,8 @@ class TreeIndex:
                 for imp in summary.imports:
                     if imp.local == "*":
                         target = self.find_module(self._absolute(module, imp.module, imp.level), module)
-                        if target and target != module:
+                        exported = self.modules[target].summary.dunder_all if target else None
+                        if target and target != module and (exported is None or head in exported):
                             star = self.resolve_name(target, head, depth + 1)
                             if star:
                                 sym = star

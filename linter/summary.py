@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 6
+SUMMARY_VERSION = 7
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -46,7 +46,6 @@ class Probe(NamedTuple):
     receiver: tuple | None
     member: str
     kind: str  # hasattr | getattr-default | try-except
-    end_col: int = 0
 
 
 class CallSite(NamedTuple):
@@ -57,7 +56,6 @@ class CallSite(NamedTuple):
     keywords: tuple[str, ...]
     star: bool  # a *args of unknown length
     double_star: bool  # a **kwargs of unknown content
-    end_col: int = 0
 
 
 @dataclass(slots=True)
@@ -124,10 +122,13 @@ class ModuleSummary:
     imports: tuple[Import, ...]
     classes: dict[str, ClassInfo]
     functions: dict[str, FunctionInfo]
-    globals: dict[str, tuple[tuple, ...]]
-    global_annotations: dict[str, tuple]
     toplevel: FunctionInfo  # module-level code, as a pseudo-function
-    dunder_all: tuple[str, ...] | None = None
+    dunder_all: tuple[str, ...] | None = None  # what `from module import *` takes, when declared
+
+    @property
+    def globals(self) -> dict[str, tuple[tuple, ...]]:
+        """Module-level bindings (the pseudo-function's locals)."""
+        return self.toplevel.locals
 
 
 def dotted(node: ast.AST) -> str | None:
@@ -355,9 +356,6 @@ class _FunctionWalker(ast.NodeVisitor):
         if node.value is not None:
             self.visit(node.value)
 
-    def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        self.generic_visit(node)
-
     def _bind_loop(self, target: ast.expr, iter_node: ast.expr) -> None:
         if isinstance(iter_node, ast.Call) and isinstance(iter_node.func, ast.Name) \
                 and iter_node.func.id == "enumerate" and iter_node.args \
@@ -445,8 +443,7 @@ class _FunctionWalker(ast.NodeVisitor):
         if self._attr_guard_depth and isinstance(node.ctx, ast.Load):
             recv = self.ref(node.value)
             if recv is not None:
-                self.probes.append(Probe(node.lineno, node.col_offset, recv, node.attr, "try-except",
-                                         node.end_col_offset or 0))
+                self.probes.append(Probe(node.lineno, node.col_offset, recv, node.attr, "try-except"))
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -462,8 +459,7 @@ class _FunctionWalker(ast.NodeVisitor):
                 elif self._attr_guard_depth:
                     kind = "try-except"
                 if kind:
-                    self.probes.append(Probe(node.lineno, node.col_offset, self.ref(node.args[0]), member,
-                                             kind, node.end_col_offset or 0))
+                    self.probes.append(Probe(node.lineno, node.col_offset, self.ref(node.args[0]), member, kind))
         callee: tuple | None = None
         if isinstance(func, ast.Attribute):
             recv = self.ref(func.value)
@@ -496,8 +492,7 @@ class _FunctionWalker(ast.NodeVisitor):
                         dstar = True
                 else:
                     kws.append(kw.arg)
-            self.calls.append(CallSite(node.lineno, node.col_offset, callee, n_pos, tuple(kws), star, dstar,
-                                       node.end_col_offset or 0))
+            self.calls.append(CallSite(node.lineno, node.col_offset, callee, n_pos, tuple(kws), star, dstar))
             last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             if last == "__init__" and isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Name) \
                     and func.value.func.id == "super":
@@ -508,8 +503,9 @@ class _FunctionWalker(ast.NodeVisitor):
                     tuple((kw.arg, self.ref(kw.value)) for kw in node.keywords if kw.arg),
                     star or dstar))
             elif last[:1].isupper() and (node.args or node.keywords):
+                name = dotted(func)
                 self.constructions.append((
-                    ("name", dotted(func)) if dotted(func) else callee,
+                    ("name", name) if name else callee,
                     tuple(None if isinstance(a, ast.Starred) else self.ref(a) for a in node.args),
                     tuple((kw.arg, self.ref(kw.value)) for kw in node.keywords if kw.arg),
                     star or dstar))
@@ -678,11 +674,9 @@ def summarise_tree(tree: ast.Module, n_lines: int) -> ModuleSummary:
         constructions=tuple(top_walker.constructions),
     )
     _prune(toplevel, module_names, keep_all_locals=True)
-    global_annotations = {k: v[0][1] for k, v in toplevel.locals.items() if v and v[0] and v[0][0] == "type"}
     return ModuleSummary(
         lines=n_lines, imports=tuple(imports), classes=classes, functions=functions,
-        globals=toplevel.locals, global_annotations=global_annotations, toplevel=toplevel,
-        dunder_all=dunder_all,
+        toplevel=toplevel, dunder_all=dunder_all,
     )
 
 
@@ -692,10 +686,29 @@ def _all_functions(functions: dict[str, FunctionInfo], classes: dict[str, ClassI
         yield from cls.methods.values()
 
 
-def _root_name(ref: tuple | None) -> str | None:
+def root_name(ref: tuple | None) -> str | None:
+    """The name an expression starts from (`self` in `self.a.b()[0]`), if any."""
     while ref is not None and ref[0] in ("attr", "call", "sub", "getattr", "iter"):
         ref = ref[1]
     return ref[1] if ref is not None and ref[0] == "name" else None
+
+
+def member_target(fn: FunctionInfo, func: tuple) -> tuple | None:
+    """(receiver ref, member, how) for calls that reach a member through an object.
+
+    `recv.m(...)` -> (recv, "m", "call"); `getattr(recv, "m", None)(...)` and a local bound by
+    `fn = getattr(recv, "m", ...)` then `fn(...)` -> (recv, "m", "getattr").
+    """
+    kind = func[0]
+    if kind == "attr":
+        return (func[1], func[2], "call")
+    if kind == "getattr":
+        return (func[1], func[2], "getattr")
+    if kind == "name":
+        for value in fn.locals.get(func[1], ()):
+            if value and value[0] == "getattr":
+                return (value[1], value[2], "getattr")
+    return None
 
 
 def _names_in(ref, out: set[str]) -> None:
@@ -726,7 +739,7 @@ def _prune(fn: FunctionInfo, module_names: set[str], keep_all_locals: bool = Fal
         if func[0] == "name":
             if func[1] not in fn.locals:
                 continue
-        elif _root_name(func) in module_names:
+        elif root_name(func) in module_names:
             continue
         kept.append(call)
     fn.calls = tuple(kept)
