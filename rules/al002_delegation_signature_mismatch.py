@@ -179,13 +179,14 @@ class Runner:
                                              f"receiver is `{', '.join(short(s) for s in statics)}` "
                                              f"(resolved by {res.via})")]
         evidence.extend(res.steps[:4])
-        seen_owner = set()
+        by_owner: dict[str, list] = {}
         for impl, owner, fn, err in rejecting:
+            by_owner.setdefault(owner, []).append((impl, fn, err))
+        for owner, group in by_owner.items():
             oe = index.classes[owner]
-            inherited = "" if impl == owner else f" (inherited by `{short(impl)}`)"
-            if (owner, impl == owner) in seen_owner and impl != owner:
-                continue
-            seen_owner.add((owner, impl == owner))
+            _, fn, err = group[0]
+            heirs = sorted(short(impl) for impl, _, _ in group if impl != owner)
+            inherited = f" (also reached through {', '.join(f'`{h}`' for h in heirs)})" if heirs else ""
             evidence.append(Evidence(oe.file.display, fn.line,
                                      f"`{oe.info.name}.{format_signature(fn)}`{inherited} rejects it: "
                                      f"TypeError: {err}"))
