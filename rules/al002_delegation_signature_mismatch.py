@@ -149,12 +149,15 @@ class Runner:
         """The call treats `member` as optional or delegated, so its target varies by design.
 
         A call through `getattr(obj, "m", None)`, a call guarded by a probe of the same member on
-        the same receiver in the same function, or a wrapper forwarding to its own delegate.
+        the same receiver in the same function, a wrapper forwarding to its own delegate, or a
+        base class calling on `self` a member only its subclasses define.
         An unguarded call of an undeclared member on a base-typed receiver is an attribute
         error waiting for any implementation that lacks it, which type checkers report.
         """
         if how == "getattr":
             return True
+        if site.cls and site.fn.params and recv == ("name", site.fn.params[0].name):
+            return True  # `self.m(...)` of a member the class leaves to its subclasses
         if (id(site.fn), member, recv) in ctx.probed:
             return True
         return ctx.model.reads_own_delegate(site.cls, site.fn, recv)
