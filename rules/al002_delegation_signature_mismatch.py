@@ -36,8 +36,9 @@ class DelegationSignatureMismatch(Rule):
 ## What it finds
 A call that reaches a family member's method as an optional hook or through a delegate
 (`self.full_attn_backend.H(a, b)` in a wrapper, `fn = getattr(self.full_attn_backend, "H", None)`
-then `fn(a, b)`, or `x.H(a, b)` guarded by `hasattr(x, "H")`), where the receiver's static type
-(a family base) does not declare `H`, and whose arguments the signature of some reachable
+then `fn(a, b)`, `x.H(a, b)` guarded by `hasattr(x, "H")`, or a base class calling `self.H(...)`
+that only its subclasses define), where the receiver's static type (a family base) does not
+declare `H`, and whose arguments the signature of some reachable
 implementation cannot bind under Python's rules: positional-only and keyword-only parameters, defaults, `*args`,
 `**kwargs`, `staticmethod` and `classmethod`. Every rejecting implementation is listed (subclasses
 that inherit the method count) with the TypeError Python would raise. Calls with `*args` or
