@@ -21,7 +21,7 @@ from .summary import SUMMARY_VERSION
 
 # The modules whose code decides findings; the CLI and formatters do not key the cache.
 ANALYSIS_MODULES = {"summary.py", "discover.py", "index.py", "resolve.py", "families.py", "context.py",
-                    "signature.py", "astroid_bridge.py", "engine.py", "findings.py"}
+                    "signature.py", "astroid_bridge.py", "engine.py", "findings.py", "facts.py"}
 
 
 def _code_digest(only: str | None = None) -> str:

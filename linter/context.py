@@ -4,31 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import facts as module_facts
+from .facts import Site
 from .families import FamilyModel
 from .index import TreeIndex
 from .resolve import NOTHING, Resolution, Resolver, Scope
-from .summary import CallSite, FunctionInfo, Probe, member_target
-
-
-@dataclass(frozen=True, slots=True)
-class Site:
-    """Where a probe or call sits: module, enclosing class (qualified) and function."""
-
-    module: str
-    cls: str | None
-    fn: FunctionInfo
-    path: str
-
-    @property
-    def scope(self) -> Scope:
-        return Scope(self.module, self.cls, self.fn)
-
-    @property
-    def where(self) -> str:
-        if self.fn.name == "<module>":
-            return "module level"
-        owner = self.cls.rsplit(".", 1)[-1] + "." if self.cls else ""
-        return f"{owner}{self.fn.name}"
+from .summary import CallSite, Probe
 
 
 @dataclass
@@ -42,27 +23,22 @@ class Context:
     probed: set = field(default_factory=set)  # (id(function), member, receiver ref) of every probe
     _memo: dict = field(default_factory=dict)
 
+    # Member calls whose target may vary by design (see facts.ModuleFacts.optional_candidates).
+    optional_candidates: list[tuple[Site, CallSite, tuple]] = field(default_factory=list)
+
     @classmethod
     def build(cls, index: TreeIndex, fallback=None) -> "Context":
+        facts = {mod.name: module_facts.facts_of(mod.name, mod.file.display, mod.summary)
+                 for mod in index.modules.values()}
         resolver = Resolver(index)
-        ctx = cls(index, resolver, FamilyModel(index, resolver), fallback=fallback)
-        for mod in index.modules.values():
-            summary = mod.summary
-            path = mod.file.display
-            scopes = [(None, summary.toplevel)] + [(None, f) for f in summary.functions.values()]
-            for cname, cinfo in summary.classes.items():
-                scopes.extend((f"{mod.name}.{cname}", f) for f in cinfo.methods.values())
-            for cqual, fn in scopes:
-                site = None
-                for probe in fn.probes:
-                    site = site or Site(mod.name, cqual, fn, path)
-                    ctx.probes.setdefault(probe.member, []).append((site, probe))
-                    ctx.probed.add((id(fn), probe.member, probe.receiver))
-                for call in fn.calls:
-                    target = member_target(fn, call.func)
-                    if target is not None:
-                        site = site or Site(mod.name, cqual, fn, path)
-                        ctx.member_calls.setdefault(target[1], []).append((site, call, target))
+        ctx = cls(index, resolver, FamilyModel(index, resolver, facts), fallback=fallback)
+        for f in facts.values():
+            for entry in f.probes:
+                ctx.probes.setdefault(entry[1].member, []).append(entry)
+            for entry in f.member_calls:
+                ctx.member_calls.setdefault(entry[2][1], []).append(entry)
+            ctx.probed |= f.probed
+            ctx.optional_candidates.extend(f.optional_candidates)
         return ctx
 
     def receiver_types(self, site: Site, ref: tuple | None, line: int = 0, col: int = 0,

@@ -28,6 +28,7 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> tuple[list[Sour
     errors: list[FileError] = []
     seen: set[str] = set()
     roots_cache: dict[str, str] = {}
+    real_dirs: dict[str, str] = {}  # realpath per folder: resolving each file's path costs a stat per component
     for arg in paths:
         if not os.path.lexists(arg):
             errors.append(FileError(arg, "missing-path", "no such file or directory (given on the command line)"))
@@ -62,12 +63,13 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> tuple[list[Sour
                 disp = _display(full, top)
                 if _excluded(disp, name, exclude):
                     continue
-                _add(files, seen, roots_cache, full, disp, errors, top)
+                _add(files, seen, roots_cache, full, disp, errors, top, real_dirs)
     return files, errors
 
 
 def _display(full: str, top: str) -> str:
-    rel = os.path.relpath(full, top)
+    prefix = top.rstrip(os.sep) + os.sep
+    rel = full[len(prefix):] if full.startswith(prefix) else os.path.relpath(full, top)
     return rel.replace(os.sep, "/")
 
 
@@ -76,11 +78,20 @@ def _excluded(display: str, name: str, patterns: tuple[str, ...]) -> bool:
                for p in patterns)
 
 
-def _add(files, seen, roots_cache, full, display, errors, top: str | None = None) -> None:
-    if os.path.islink(full) and not os.path.exists(full):
+def _add(files, seen, roots_cache, full, display, errors, top: str | None = None,
+         real_dirs: dict | None = None) -> None:
+    is_link = os.path.islink(full)
+    if is_link and not os.path.exists(full):
         errors.append(FileError(display, "unreadable", "broken symbolic link"))
         return
-    real = os.path.realpath(full)
+    if is_link or real_dirs is None:
+        real = os.path.realpath(full)
+    else:
+        folder, name = os.path.split(full)
+        real_folder = real_dirs.get(folder)
+        if real_folder is None:
+            real_folder = real_dirs[folder] = os.path.realpath(folder)
+        real = os.path.join(real_folder, name)
     if real in seen:
         return
     seen.add(real)

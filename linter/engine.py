@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from .astroid_bridge import AstroidBridge
 from .cache import SUMMARY_KEY, TOOL_KEY, Cache, content_hash, default_cache_dir
+from . import facts as module_facts
 from .context import Context
 from .discover import SourceFile, discover
 from .findings import FileError, Finding
@@ -20,6 +21,7 @@ from .summary import ModuleSummary, summarise_source
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 PARALLEL_THRESHOLD = 48  # below this many files to parse, worker start-up costs more than it saves
+RUNS_KEPT = 1  # path sets whose per-module facts stay in memory; the resident server keeps more
 
 
 @dataclass
@@ -206,6 +208,8 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     bridge = AstroidBridge(index, budget=settings.astroid_budget, memo=memo, digests=digests) \
         if settings.astroid else None
     context = Context.build(index, fallback=bridge)
+    module_facts.retain(stat_key, {module_facts.key_of(m.name, m.file.display, m.summary)
+                                   for m in index.modules.values()}, RUNS_KEPT)
     findings: list[Finding] = []
     for rule in rules:
         findings.extend(rule.check(context))

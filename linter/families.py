@@ -15,6 +15,7 @@ from functools import cached_property
 from .findings import Evidence
 from .index import TreeIndex
 from .resolve import Resolver, Scope, describe_type
+from .facts import ModuleFacts, facts_of, mentions_self_attr
 from .summary import FunctionInfo, member_target, root_name
 
 
@@ -41,12 +42,13 @@ class Wrapper:
 
 
 class FamilyModel:
-    def __init__(self, index: TreeIndex, resolver: Resolver):
+    def __init__(self, index: TreeIndex, resolver: Resolver, facts: dict[str, ModuleFacts] | None = None):
         self.index = index
         self.resolver = resolver
+        self.facts = facts if facts is not None else {
+            m.name: facts_of(m.name, m.file.display, m.summary) for m in index.modules.values()}
         self._provided_memo: dict[tuple, dict[str, set[str]]] = {}
         self._structure_memo: dict[str, frozenset[str]] = {}
-        self._forwarded_memo: dict[int, set[str]] = {}
 
     @cached_property
     def family_members(self) -> dict[str, frozenset[str]]:
@@ -125,20 +127,13 @@ class FamilyModel:
         are not taken to be wrappers. A wrapper reading its own delegates is forwarding."""
         names = self.structural_members
         out: dict[int, frozenset[str]] = {}
-        for mod in self.index.modules.values():
-            summary = mod.summary
-            fns = [(None, summary.toplevel)] + [(None, f) for f in summary.functions.values()]
-            for cname, cls in summary.classes.items():
-                fns.extend((f"{mod.name}.{cname}", f) for f in cls.methods.values())
-            for cqual, fn in fns:
-                own = {d.attr for d in self.wrappers[cqual].delegates} if cqual in self.wrappers else set()
-                self_name = fn.params[0].name if fn.params else None
-                found = {p.member for p in fn.probes
-                         if p.member in names and not (p.member in own and root_name(p.receiver) == self_name)}
-                for local, values in fn.locals.items():
-                    found |= _steps_down(local, values, names)
+        for facts in self.facts.values():
+            for hint in facts.unwrap_hints:
+                own = {d.attr for d in self.wrappers[hint.cls].delegates} if hint.cls in self.wrappers else ()
+                found = {m for m, on_self in hint.probes if m in names and not (m in own and on_self)}
+                found |= hint.steps & names
                 if found:
-                    out[id(fn)] = frozenset(found)
+                    out[id(hint.fn)] = frozenset(found)
         return out
 
     def via_unwrapper(self, site_fn: FunctionInfo, scope, ref: tuple | None, wrapper: str,
@@ -209,18 +204,9 @@ class FamilyModel:
     @cached_property
     def _constructions_by_name(self) -> dict[str, list[tuple[Scope, tuple]]]:
         out: dict[str, list[tuple[Scope, tuple]]] = {}
-        for mod in self.index.modules.values():
-            summary = mod.summary
-            scopes = [(None, summary.toplevel)] + [(None, f) for f in summary.functions.values()]
-            for cname, cinfo in summary.classes.items():
-                scopes.extend((f"{mod.name}.{cname}", f) for f in cinfo.methods.values())
-            for cqual, fn in scopes:
-                for construction in fn.constructions:
-                    callee = construction[0]
-                    if callee[0] == "super":
-                        continue  # found through the subclass, see _delegate_sources
-                    last = callee[1].rsplit(".", 1)[-1] if callee[0] == "name" else callee[-1]
-                    out.setdefault(last, []).append((Scope(mod.name, cqual, fn), construction))
+        for facts in self.facts.values():
+            for last, scope, construction in facts.constructions:
+                out.setdefault(last, []).append((scope, construction))
         return out
 
     def _narrow_by_construction(self, qual: str, delegate: Delegate) -> None:
@@ -326,15 +312,10 @@ class FamilyModel:
         assigned: set[str] = set()
         used: set[str] = set()
         for c in self.index.mro(qual):  # a subclass of a wrapper holds the same delegates
+            receiver_attrs = self.facts[self.index.classes[c].module].receiver_attrs
             for fn in self.index.classes[c].info.methods.values():
                 assigned.update(fn.self_attrs)
-                if fn.params:
-                    hit = self._forwarded_memo.get(id(fn))
-                    if hit is None:
-                        hit = set()
-                        _forwarded_attrs(fn, fn.params[0].name, hit)
-                        self._forwarded_memo[id(fn)] = hit
-                    used |= hit
+                used |= receiver_attrs.get(id(fn), frozenset())
         # Only attributes something is called or probed on can be forwarded to; typing just those
         # keeps this pass cheap on classes with hundreds of attributes.
         attrs = assigned & used
@@ -381,66 +362,3 @@ class FamilyModel:
                     out.append(Evidence(entry.file.display, probe.line,
                                         f"`{entry.info.name}.{fn.name}` probes `{probe.member}` on `self.{attr}`"))
         return out
-
-
-def _forwarded_attrs(fn: FunctionInfo, self_name: str, out: set[str]) -> None:
-    """`self.<attr>` read anywhere a delegate can be reached from: a call or probe receiver
-    (directly, through a loop, an index or a local), a returned value (`_select_backend`)."""
-    refs = [t[0] for t in (member_target(fn, c.func) for c in fn.calls) if t]
-    refs.extend(p.receiver for p in fn.probes)
-    refs.extend(fn.return_values)
-    for ref in refs:
-        _self_attrs_in(ref, fn, self_name, out, 0)
-
-
-def _self_attrs_in(ref, fn: FunctionInfo, self_name: str, out: set[str], depth: int) -> None:
-    if ref is None or depth > 6:
-        return
-    kind = ref[0]
-    if kind == "attr" and ref[1] == ("name", self_name):
-        out.add(ref[2])
-    elif kind in ("iter", "sub", "getattr", "attr", "call"):
-        _self_attrs_in(ref[1], fn, self_name, out, depth + 1)
-    elif kind == "name" and ref[1] in fn.locals:
-        for value in fn.locals[ref[1]]:
-            _self_attrs_in(value, fn, self_name, out, depth + 1)
-    elif kind in ("seq", "union"):
-        for item in ref[1]:
-            _self_attrs_in(item, fn, self_name, out, depth + 1)
-
-
-def _steps_down(local: str, values: tuple, names: frozenset[str]) -> set[str]:
-    """`b = b.full_attn_backend` (or `getattr(b, "primary", b)`): a loop variable walking down
-    through wrappers. Returns the attribute names it walks through."""
-    out = set()
-    for value in values:
-        while isinstance(value, tuple) and value and value[0] == "union":
-            value = value[1][0] if value[1] else None
-        if isinstance(value, tuple) and value and value[0] in ("attr", "getattr") and value[2] in names \
-                and value[1] == ("name", local):
-            out.add(value[2])
-    return out
-
-
-def mentions_self_attr(ref: tuple | None, fn: FunctionInfo, self_name: str, attrs: set[str],
-                       depth: int = 0) -> str | None:
-    """Which `self.<attr>` (of `attrs`) an expression is read from, through locals, loops, indexing."""
-    if ref is None or depth > 6:
-        return None
-    kind = ref[0]
-    if kind == "attr" and ref[1] == ("name", self_name) and ref[2] in attrs:
-        return ref[2]
-    if kind in ("iter", "sub", "getattr", "attr"):
-        return mentions_self_attr(ref[1], fn, self_name, attrs, depth + 1) if kind != "attr" else None
-    if kind == "name" and ref[1] in fn.locals:
-        for value in fn.locals[ref[1]]:
-            hit = mentions_self_attr(value, fn, self_name, attrs, depth + 1)
-            if hit:
-                return hit
-    if kind in ("seq", "union"):
-        for item in ref[1]:
-            hit = mentions_self_attr(item, fn, self_name, attrs, depth + 1)
-            if hit:
-                return hit
-    return None
-

@@ -45,6 +45,12 @@ class Resolution:
 NOTHING = Resolution(EMPTY)
 
 
+def ordered(types) -> list:
+    """Type elements in a fixed order: sets iterate in a per-process hash order, and the order in
+    which alternatives are explored decides which evidence steps are kept."""
+    return sorted(types, key=repr)
+
+
 def describe_type(t) -> str:
     if isinstance(t, str):
         return t.rsplit(".", 1)[-1]
@@ -184,7 +190,7 @@ class Resolver:
 
     def _attribute(self, base: Resolution, attr: str, depth: int, visiting: frozenset) -> Resolution:
         out, steps = set(), list(base.steps)
-        for t in base.types:
+        for t in ordered(base.types):
             if isinstance(t, str) or (isinstance(t, tuple) and t[0] == "cls"):
                 qual = t if isinstance(t, str) else t[1]
                 r = self.attribute_of(qual, attr, depth + 1)
@@ -266,7 +272,7 @@ class Resolver:
     def _call(self, ref: tuple, scope: Scope, depth: int, visiting: frozenset) -> Resolution:
         func = self.resolve(ref[1], scope, depth + 1, visiting)
         out, steps = set(), list(func.steps)
-        for t in func.types:
+        for t in ordered(func.types):
             if isinstance(t, str):
                 continue  # calling an instance: __call__, not followed
             if t[0] == "cls":

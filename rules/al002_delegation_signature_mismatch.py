@@ -119,31 +119,31 @@ class Runner:
 
     def check(self, ctx: Context) -> Iterable[Finding]:
         index, model = ctx.index, ctx.model
-        for member in sorted(ctx.member_calls):
-            for site, call, (recv, _, how) in ctx.member_calls[member]:
-                if not self._optional_use(ctx, site, recv, member, how):
+        # Only calls that can be optional uses: a few percent of all member calls.
+        for site, call, (recv, member, how) in sorted(ctx.optional_candidates, key=lambda c: c[2][1]):
+            if not self._optional_use(ctx, site, recv, member, how):
+                continue
+            res = ctx.receiver_types(site, recv)
+            statics = sorted(t for t in res.instances() if t in model.family_members and
+                             model.is_polymorphic(t) and not self._declared(index, t, member, call))
+            if not statics:
+                continue
+            shape = CallShape.of(call)
+            rejecting, accepting = [], []
+            for impl in model.implementations(set(statics)):
+                found = index.method(impl, member)
+                if found is None:
                     continue
-                res = ctx.receiver_types(site, recv)
-                statics = sorted(t for t in res.instances() if t in model.family_members and
-                                 model.is_polymorphic(t) and not self._declared(index, t, member, call))
-                if not statics:
-                    continue
-                shape = CallShape.of(call)
-                rejecting, accepting = [], []
-                for impl in model.implementations(set(statics)):
-                    found = index.method(impl, member)
-                    if found is None:
-                        continue
-                    owner, fn = found
-                    if fn.kind == "property":
-                        rejecting = []
-                        break
-                    owner_name = index.classes[owner].info.name
-                    err = bind_error(bound_params(fn), shape, f"{owner_name}.{member}",
-                                     implicit=0 if fn.kind == "staticmethod" else 1)
-                    (rejecting if err else accepting).append((impl, owner, fn, err))
-                if rejecting:
-                    yield self._report(ctx, site, call, member, how, res, statics, rejecting, accepting)
+                owner, fn = found
+                if fn.kind == "property":
+                    rejecting = []
+                    break
+                owner_name = index.classes[owner].info.name
+                err = bind_error(bound_params(fn), shape, f"{owner_name}.{member}",
+                                 implicit=0 if fn.kind == "staticmethod" else 1)
+                (rejecting if err else accepting).append((impl, owner, fn, err))
+            if rejecting:
+                yield self._report(ctx, site, call, member, how, res, statics, rejecting, accepting)
 
     @staticmethod
     def _optional_use(ctx: Context, site, recv, member: str, how: str) -> bool:

@@ -1,0 +1,212 @@
+"""What the tree-wide passes read from one module, computed from that module alone.
+
+Use sites (probes, member calls), constructor calls, the `self` attributes each method reads as
+receivers, and the hints of code that unwraps wrappers depend on one summary and nothing else, so
+they are computed once per summary object. A one-shot run computes each once; the resident server
+(linter/server.py) keeps unchanged files' summaries between runs, so after an edit only the edited
+files' facts are computed again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .resolve import Scope
+from .summary import CallSite, FunctionInfo, ModuleSummary, Probe, member_target, root_name
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """Where a probe or call sits: module, enclosing class (qualified) and function."""
+
+    module: str
+    cls: str | None
+    fn: FunctionInfo
+    path: str
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.module, self.cls, self.fn)
+
+    @property
+    def where(self) -> str:
+        if self.fn.name == "<module>":
+            return "module level"
+        owner = self.cls.rsplit(".", 1)[-1] + "." if self.cls else ""
+        return f"{owner}{self.fn.name}"
+
+
+@dataclass(slots=True)
+class UnwrapHint:
+    """A function that may look through wrappers: what it probes and which attributes a local
+    walks down through (`b = b.full_attn_backend`). Which of those names are wrapper structure is
+    known only tree-wide."""
+
+    cls: str | None
+    fn: FunctionInfo
+    probes: tuple[tuple[str, bool], ...]  # (member, probed on the method's own `self`)
+    steps: frozenset[str]
+
+
+@dataclass(slots=True)
+class ModuleFacts:
+    probes: list[tuple[Site, Probe]]
+    member_calls: list[tuple[Site, CallSite, tuple]]  # (site, call, (receiver, member, how))
+    probed: set[tuple]  # (id(function), member, receiver ref) of every probe
+    # Member calls whose target may vary by design: through getattr, on `self`, guarded by a probe
+    # of the same member in the same function, or on an object read from a `self` attribute.
+    optional_candidates: list[tuple[Site, CallSite, tuple]]
+    constructions: list[tuple[str, Scope, tuple]]  # (callee's last name, scope, construction)
+    receiver_attrs: dict[int, frozenset[str]]  # id(method) -> `self` attributes it reads as receivers
+    unwrap_hints: list[UnwrapHint]
+
+
+_FACTS: dict[tuple[int, str, str], tuple[ModuleSummary, ModuleFacts]] = {}
+_RUNS: dict[str, set[tuple[int, str, str]]] = {}  # run name -> the keys it used, oldest first
+
+
+def facts_of(module: str, path: str, summary: ModuleSummary) -> ModuleFacts:
+    # The summary is held beside its facts, so its id cannot be reused while the entry lives.
+    key = (id(summary), module, path)
+    hit = _FACTS.get(key)
+    if hit is None:
+        hit = _FACTS[key] = (summary, _compute(module, path, summary))
+    return hit[1]
+
+
+def retain(run: str, keys: set[tuple[int, str, str]], runs_kept: int = 1) -> None:
+    """Keep the facts of the last `runs_kept` runs (by run name: one per set of analysed paths)
+    and forget the rest, such as edited files' old versions."""
+    _RUNS.pop(run, None)
+    _RUNS[run] = keys
+    while len(_RUNS) > runs_kept:
+        _RUNS.pop(next(iter(_RUNS)))
+    live = set().union(*_RUNS.values())
+    for key in [k for k in _FACTS if k not in live]:
+        del _FACTS[key]
+
+
+def key_of(module: str, path: str, summary: ModuleSummary) -> tuple[int, str, str]:
+    return (id(summary), module, path)
+
+
+def scopes_of(module: str, summary: ModuleSummary) -> list[tuple[str | None, FunctionInfo]]:
+    out: list[tuple[str | None, FunctionInfo]] = [(None, summary.toplevel)]
+    out.extend((None, f) for f in summary.functions.values())
+    for cname, cinfo in summary.classes.items():
+        out.extend((f"{module}.{cname}", f) for f in cinfo.methods.values())
+    return out
+
+
+def _compute(module: str, path: str, summary: ModuleSummary) -> ModuleFacts:
+    facts = ModuleFacts([], [], set(), [], [], {}, [])
+    for cqual, fn in scopes_of(module, summary):
+        site = None
+        self_name = fn.params[0].name if cqual and fn.params else None
+        for probe in fn.probes:
+            site = site or Site(module, cqual, fn, path)
+            facts.probes.append((site, probe))
+            facts.probed.add((id(fn), probe.member, probe.receiver))
+        for call in fn.calls:
+            target = member_target(fn, call.func)
+            if target is None:
+                continue
+            site = site or Site(module, cqual, fn, path)
+            entry = (site, call, target)
+            facts.member_calls.append(entry)
+            recv, member, how = target
+            if how == "getattr" or (id(fn), member, recv) in facts.probed or (self_name is not None and (
+                    recv == ("name", self_name) or mentions_self_attr(recv, fn, self_name, None))):
+                facts.optional_candidates.append(entry)
+        scope = None
+        for construction in fn.constructions:
+            callee = construction[0]
+            if callee[0] == "super":
+                continue  # found through the subclass
+            last = callee[1].rsplit(".", 1)[-1] if callee[0] == "name" else callee[-1]
+            scope = scope or Scope(module, cqual, fn)
+            facts.constructions.append((last, scope, construction))
+        if cqual and fn.params:
+            attrs: set[str] = set()
+            forwarded_attrs(fn, fn.params[0].name, attrs)
+            if attrs:
+                facts.receiver_attrs[id(fn)] = frozenset(attrs)
+        steps: set[str] = set()
+        for local, values in fn.locals.items():
+            steps |= steps_down(local, values, None)
+        if fn.probes or steps:
+            own_self = fn.params[0].name if fn.params else None
+            facts.unwrap_hints.append(UnwrapHint(cqual, fn, tuple(
+                (p.member, root_name(p.receiver) == own_self) for p in fn.probes), frozenset(steps)))
+    return facts
+
+
+def forwarded_attrs(fn: FunctionInfo, self_name: str, out: set[str]) -> None:
+    """`self.<attr>` read anywhere a delegate can be reached from: a call or probe receiver
+    (directly, through a loop, an index or a local), a returned value (`_select_backend`)."""
+    refs = [t[0] for t in (member_target(fn, c.func) for c in fn.calls) if t]
+    refs.extend(p.receiver for p in fn.probes)
+    refs.extend(fn.return_values)
+    through_locals: dict[str, frozenset[str]] = {}  # a local's answer, computed once per function
+    for ref in refs:
+        _self_attrs_in(ref, fn, self_name, out, 0, through_locals)
+
+
+def _self_attrs_in(ref, fn: FunctionInfo, self_name: str, out: set[str], depth: int,
+                   through_locals: dict[str, frozenset[str]]) -> None:
+    if ref is None or depth > 6:
+        return
+    kind = ref[0]
+    if kind == "attr" and ref[1] == ("name", self_name):
+        out.add(ref[2])
+    elif kind in ("iter", "sub", "getattr", "attr", "call"):
+        _self_attrs_in(ref[1], fn, self_name, out, depth + 1, through_locals)
+    elif kind == "name" and ref[1] in fn.locals:
+        hit = through_locals.get(ref[1])
+        if hit is None:
+            through_locals[ref[1]] = frozenset()  # cycle guard: `x = x.next`
+            found: set[str] = set()
+            for value in fn.locals[ref[1]]:
+                _self_attrs_in(value, fn, self_name, found, depth + 1, through_locals)
+            hit = through_locals[ref[1]] = frozenset(found)
+        out |= hit
+    elif kind in ("seq", "union"):
+        for item in ref[1]:
+            _self_attrs_in(item, fn, self_name, out, depth + 1, through_locals)
+
+
+def steps_down(local: str, values: tuple, names: frozenset[str] | None) -> set[str]:
+    """`b = b.full_attn_backend` (or `getattr(b, "primary", b)`): a loop variable walking down
+    through wrappers. Returns the attribute names (of `names`; None: any) it walks through."""
+    out = set()
+    for value in values:
+        while isinstance(value, tuple) and value and value[0] == "union":
+            value = value[1][0] if value[1] else None
+        if isinstance(value, tuple) and value and value[0] in ("attr", "getattr") \
+                and (names is None or value[2] in names) and value[1] == ("name", local):
+            out.add(value[2])
+    return out
+
+
+def mentions_self_attr(ref: tuple | None, fn: FunctionInfo, self_name: str, attrs: set[str] | None,
+                       depth: int = 0) -> str | None:
+    """Which `self.<attr>` (of `attrs`; None: any) an expression is read from, through locals,
+    loops, indexing."""
+    if ref is None or depth > 6:
+        return None
+    kind = ref[0]
+    if kind == "attr" and ref[1] == ("name", self_name) and (attrs is None or ref[2] in attrs):
+        return ref[2]
+    if kind in ("iter", "sub", "getattr", "attr"):
+        return mentions_self_attr(ref[1], fn, self_name, attrs, depth + 1) if kind != "attr" else None
+    if kind == "name" and ref[1] in fn.locals:
+        for value in fn.locals[ref[1]]:
+            hit = mentions_self_attr(value, fn, self_name, attrs, depth + 1)
+            if hit:
+                return hit
+    if kind in ("seq", "union"):
+        for item in ref[1]:
+            hit = mentions_self_attr(item, fn, self_name, attrs, depth + 1)
+            if hit:
+                return hit
+    return None
