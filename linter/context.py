@@ -33,10 +33,10 @@ class Context:
         resolver = Resolver(index)
         ctx = cls(index, resolver, FamilyModel(index, resolver, facts), fallback=fallback)
         for f in facts.values():
-            for entry in f.probes:
-                ctx.probes.setdefault(entry[1].member, []).append(entry)
-            for entry in f.member_calls:
-                ctx.member_calls.setdefault(entry[2][1], []).append(entry)
+            for member, entries in f.probes.items():
+                ctx.probes.setdefault(member, []).extend(entries)
+            for member, entries in f.member_calls.items():
+                ctx.member_calls.setdefault(member, []).extend(entries)
             ctx.probed |= f.probed
             ctx.optional_candidates.extend(f.optional_candidates)
         return ctx

@@ -50,14 +50,15 @@ class UnwrapHint:
 
 @dataclass(slots=True)
 class ModuleFacts:
-    probes: list[tuple[Site, Probe]]
-    member_calls: list[tuple[Site, CallSite, tuple]]  # (site, call, (receiver, member, how))
+    probes: dict[str, list[tuple[Site, Probe]]]  # member -> (site, probe)
+    member_calls: dict[str, list[tuple[Site, CallSite, tuple]]]  # member -> (site, call, (receiver, member, how))
     probed: set[tuple]  # (id(function), member, receiver ref) of every probe
-    # Member calls whose target may vary by design: through getattr, on `self`, guarded by a probe
-    # of the same member in the same function, or on an object read from a `self` attribute.
+    # Member calls whose target may vary by design: through getattr, on `self` for a member the
+    # class does not declare itself, guarded by a probe of the same member in the same function,
+    # or on an object read from a `self` attribute.
     optional_candidates: list[tuple[Site, CallSite, tuple]]
     constructions: list[tuple[str, Scope, tuple]]  # (callee's last name, scope, construction)
-    receiver_attrs: dict[int, frozenset[str]]  # id(method) -> `self` attributes it reads as receivers
+    receiver_attrs: dict[str, set[str]]  # class -> `self` attributes its methods read as receivers
     unwrap_hints: list[UnwrapHint]
 
 
@@ -99,13 +100,18 @@ def scopes_of(module: str, summary: ModuleSummary) -> list[tuple[str | None, Fun
 
 
 def _compute(module: str, path: str, summary: ModuleSummary) -> ModuleFacts:
-    facts = ModuleFacts([], [], set(), [], [], {}, [])
+    facts = ModuleFacts({}, {}, set(), [], [], {}, [])
+    declared: dict[str, set[str]] = {}  # class -> members it declares itself
+    for cname, cinfo in summary.classes.items():
+        names = declared[f"{module}.{cname}"] = set(cinfo.methods) | set(cinfo.attrs)
+        for method in cinfo.methods.values():
+            names.update(method.self_attrs)
     for cqual, fn in scopes_of(module, summary):
         site = None
         self_name = fn.params[0].name if cqual and fn.params else None
         for probe in fn.probes:
             site = site or Site(module, cqual, fn, path)
-            facts.probes.append((site, probe))
+            facts.probes.setdefault(probe.member, []).append((site, probe))
             facts.probed.add((id(fn), probe.member, probe.receiver))
         for call in fn.calls:
             target = member_target(fn, call.func)
@@ -113,10 +119,11 @@ def _compute(module: str, path: str, summary: ModuleSummary) -> ModuleFacts:
                 continue
             site = site or Site(module, cqual, fn, path)
             entry = (site, call, target)
-            facts.member_calls.append(entry)
             recv, member, how = target
+            facts.member_calls.setdefault(member, []).append(entry)
             if how == "getattr" or (id(fn), member, recv) in facts.probed or (self_name is not None and (
-                    recv == ("name", self_name) or mentions_self_attr(recv, fn, self_name, None))):
+                    (recv == ("name", self_name) and member not in declared[cqual])
+                    or mentions_self_attr(recv, fn, self_name, None))):
                 facts.optional_candidates.append(entry)
         scope = None
         for construction in fn.constructions:
@@ -127,10 +134,7 @@ def _compute(module: str, path: str, summary: ModuleSummary) -> ModuleFacts:
             scope = scope or Scope(module, cqual, fn)
             facts.constructions.append((last, scope, construction))
         if cqual and fn.params:
-            attrs: set[str] = set()
-            forwarded_attrs(fn, fn.params[0].name, attrs)
-            if attrs:
-                facts.receiver_attrs[id(fn)] = frozenset(attrs)
+            forwarded_attrs(fn, fn.params[0].name, facts.receiver_attrs.setdefault(cqual, set()))
         steps: set[str] = set()
         for local, values in fn.locals.items():
             steps |= steps_down(local, values, None)

@@ -312,10 +312,8 @@ class FamilyModel:
         assigned: set[str] = set()
         used: set[str] = set()
         for c in self.index.mro(qual):  # a subclass of a wrapper holds the same delegates
-            receiver_attrs = self.facts[self.index.classes[c].module].receiver_attrs
-            for fn in self.index.classes[c].info.methods.values():
-                assigned.update(fn.self_attrs)
-                used |= receiver_attrs.get(id(fn), frozenset())
+            assigned.update(self.index.assignments(c))
+            used |= self.facts[self.index.classes[c].module].receiver_attrs.get(c, set())
         # Only attributes something is called or probed on can be forwarded to; typing just those
         # keeps this pass cheap on classes with hundreds of attributes.
         attrs = assigned & used

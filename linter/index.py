@@ -56,6 +56,19 @@ class TreeIndex:
         self._bases_memo: dict[str, tuple[list[str], list[str]]] = {}
         self._mro_memo: dict[str, list[str]] = {}
         self._members_memo: dict[str, tuple[dict, dict]] = {}
+        self._assign_memo: dict[str, dict[str, list]] = {}
+
+    def assignments(self, qual: str) -> dict[str, list[tuple[FunctionInfo, tuple]]]:
+        """`self.<attr>` assignments in the class's own methods: attr -> [(method, (value, annotation, line))]."""
+        hit = self._assign_memo.get(qual)
+        if hit is None:
+            hit = {}
+            for method in self.classes[qual].info.methods.values():
+                for attr, entries in method.self_attrs.items():
+                    bucket = hit.setdefault(attr, [])
+                    bucket.extend((method, e) for e in entries)
+            self._assign_memo[qual] = hit
+        return hit
 
     # --- modules and names ------------------------------------------------------------------
     def find_module(self, name: str, near: str | None = None) -> str | None:

@@ -248,23 +248,22 @@ class Resolver:
                     if r.types:
                         return r
             out, steps, via = set(), [], "index"
-            for method in info.methods.values():
-                for value, ann, line in method.self_attrs.get(attr, ()):
-                    if ann is not None:
-                        types = self.annotation(ann, entry.module)
-                        if types:
-                            out |= types
-                            steps.append(Evidence(path, line, f"`self.{attr}` is annotated "
-                                                              f"`{self.annotation_text(ann)}` in `{info.name}`"))
-                            continue
-                    r = self.resolve(value, Scope(entry.module, c, method), depth + 1)
-                    if r.types:
-                        out |= r.types
-                        shown = ", ".join(sorted(describe_type(t) for t in r.types))
-                        steps.extend(r.steps)
-                        steps.append(Evidence(path, line, f"`{info.name}.{method.name}` assigns "
-                                                          f"`self.{attr}` ({shown})"))
-                        via = r.via if r.via != "index" else via
+            for method, (value, ann, line) in index.assignments(c).get(attr, ()):
+                if ann is not None:
+                    types = self.annotation(ann, entry.module)
+                    if types:
+                        out |= types
+                        steps.append(Evidence(path, line, f"`self.{attr}` is annotated "
+                                                          f"`{self.annotation_text(ann)}` in `{info.name}`"))
+                        continue
+                r = self.resolve(value, Scope(entry.module, c, method), depth + 1)
+                if r.types:
+                    out |= r.types
+                    shown = ", ".join(sorted(describe_type(t) for t in r.types))
+                    steps.extend(r.steps)
+                    steps.append(Evidence(path, line, f"`{info.name}.{method.name}` assigns "
+                                                      f"`self.{attr}` ({shown})"))
+                    via = r.via if r.via != "index" else via
             if out:
                 return Resolution(frozenset(out), tuple(steps[:8]), via)
         return NOTHING
