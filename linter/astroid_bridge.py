@@ -45,6 +45,28 @@ def _time_limit(seconds: float):
         signal.signal(signal.SIGALRM, previous)
 
 
+def forget_modules(names: list[str]) -> None:
+    """Drop astroid's parsed copies of modules whose files changed, and the inference caches that
+    may hold answers derived from them. Nothing to do when astroid was never asked."""
+    if not names or "astroid" not in sys.modules:
+        return
+    try:
+        import astroid
+        from astroid.context import _invalidate_cache
+        from astroid.inference_tip import clear_inference_tip_cache
+        from astroid.nodes._base_nodes import LookupMixIn
+    except ImportError:  # another astroid layout: forget everything instead
+        import astroid
+        astroid.MANAGER.clear_cache()
+        return
+    for name in names:
+        astroid.MANAGER.astroid_cache.pop(name, None)
+    astroid.MANAGER._mod_file_cache.clear()  # a new or removed file can change what a name imports
+    clear_inference_tip_cache()
+    _invalidate_cache()
+    LookupMixIn.lookup.cache_clear()
+
+
 class AstroidBridge:
     def __init__(self, index: TreeIndex, per_call: float = 1.0, budget: float = 2.0,
                  memo: dict | None = None, digests: dict[str, str] | None = None):

@@ -59,6 +59,8 @@ class _DefaultGroup(click.Group):
             return not rest or all(a.startswith("-") for a in rest)
         if first == "rule":
             return bool(rest) and not os.path.exists(rest[0]) and rest[0][:2].upper() == "AL"
+        if first == "server":
+            return bool(rest) and rest[0] in ("start", "stop", "status", "run")
         return False
 
 
@@ -106,6 +108,10 @@ class RunOptions:
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
 @click.option("--jobs", "-j", type=int, default=None, help="Parallel workers for parsing [default: one per core].")
 @click.option("--no-astroid", is_flag=True, help="Never ask astroid for receivers the index cannot type.")
+@click.option("--server/--no-server", "server", default=None,
+              help="Run through the resident server, starting it when none is running: it keeps the tree in "
+                   "memory, so a run after an edit takes well under a second [default: `server` in "
+                   "pyproject.toml, else off].")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
               help="Read [tool.attn-lint] from this pyproject.toml instead of searching for one.")
 @click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
@@ -132,7 +138,7 @@ class RunOptions:
                    "(needs a CUDA GPU, torch and flashinfer: pip install 'attn-lint[gpu]'; exit 2 without them).")
 # --- end runtime verification ---
 @click.version_option(__version__, prog_name="attn-lint")
-def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_astroid, config_file, isolated,
+def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_astroid, server, config_file, isolated,
           show_settings, statistics, report_unused, baseline, write_baseline, changed_files, fix, diff, debug,
           verify=False, verify_gpu=False):
     """Find backend interface drift in PATHS (files or folders; default: `src` from pyproject.toml, or the
@@ -152,7 +158,7 @@ def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_ast
                 sys.exit(0)  # nothing changed: nothing to report
         resolved = resolve(() if changed_files else tuple(paths), select=_codes(select), ignore=_codes(ignore),
                            exclude=exclude, fmt=fmt, cache_dir=cache_dir, no_cache=no_cache, jobs=jobs,
-                           no_astroid=no_astroid, config_file=config_file, isolated=isolated,
+                           no_astroid=no_astroid, server=server, config_file=config_file, isolated=isolated,
                            start=paths[0] if (changed_files and paths) else None, whole_project=changed_files)
     except ConfigError as exc:
         click.echo(f"attn-lint: configuration error: {exc}", err=True)
@@ -234,7 +240,19 @@ def _analyse(resolved: Resolved, keep_context: bool = False) -> Result:
         from rich.console import Console
         console = Console(file=stream, no_color=bool(os.environ.get("NO_COLOR")))
         with console.status(f"attn-lint: analysing {', '.join(resolved.paths)}", spinner="dots"):
-            return analyse(resolved.paths, resolved.settings, keep_context=keep_context)
+            return _analyse_here_or_served(resolved, keep_context)
+    return _analyse_here_or_served(resolved, keep_context)
+
+
+def _analyse_here_or_served(resolved: Resolved, keep_context: bool) -> Result:
+    # The server cannot hand back the in-memory context that --fix and --verify work on, and a CI
+    # job runs once: a background process would only outlive it.
+    if resolved.server and not keep_context and not os.environ.get("CI"):
+        from . import server
+        result, problem = server.analyse(resolved.paths, resolved.settings)
+        if result is not None:
+            return result
+        click.echo(f"attn-lint: running without the server: {problem}", err=True)
     return analyse(resolved.paths, resolved.settings, keep_context=keep_context)
 
 
@@ -432,6 +450,75 @@ def rule_command(code):
             return
     click.echo(f"attn-lint: unknown rule {code!r}; `attn-lint rules` lists them", err=True)
     sys.exit(2)
+
+
+@main.group("server", context_settings={"help_option_names": ["-h", "--help"]})
+def server_group():
+    """The resident server that `--server` runs through: start, stop, status, run."""
+
+
+def _server_cache_dir(cache_dir: str | None) -> str:
+    if cache_dir:
+        return os.path.abspath(cache_dir)
+    try:
+        resolved = resolve((), whole_project=True)
+    except ConfigError as exc:
+        raise click.ClickException(f"configuration error: {exc}") from exc
+    if resolved.settings.cache_dir is None:
+        raise click.ClickException("the cache is off, so there is no server")
+    return os.path.abspath(resolved.settings.cache_dir)
+
+
+_CACHE_OPTION = click.option("--cache-dir", type=click.Path(file_okay=False), default=None,
+                             help="The cache folder the server serves [default: as `check` resolves it].")
+
+
+@server_group.command("start")
+@_CACHE_OPTION
+@click.option("--idle", type=float, default=None, help="Seconds without a run before it exits [default: 1800].")
+def server_start(cache_dir, idle):
+    """Start the server in the background (nothing happens if one is running)."""
+    from . import server
+    directory = _server_cache_dir(cache_dir)
+    if server.control(directory, "ping") is None:
+        server.start(directory, idle or server.DEFAULT_IDLE)
+        if server._ready(directory, 15.0) is None:
+            raise click.ClickException(f"the server did not start; see {server.log_path(directory)}")
+    click.echo(f"attn-lint: server running for {directory}")
+
+
+@server_group.command("stop")
+@_CACHE_OPTION
+def server_stop(cache_dir):
+    """Stop the server."""
+    from . import server
+    directory = _server_cache_dir(cache_dir)
+    reply = server.control(directory, "stop")
+    click.echo("attn-lint: server stopped" if reply else "attn-lint: no server is running")
+
+
+@server_group.command("status")
+@_CACHE_OPTION
+def server_status(cache_dir):
+    """Say whether a server is running; exit 1 when none is."""
+    from . import server
+    directory = _server_cache_dir(cache_dir)
+    reply = server.control(directory, "ping")
+    if not reply or "ok" not in reply:
+        click.echo(f"attn-lint: no server is running for {directory}")
+        sys.exit(1)
+    info = reply["ok"]
+    click.echo(f"attn-lint: server pid {info['pid']} for {directory}, {info['summaries']} summaries in memory, "
+               f"socket {server.socket_path(directory)}, log {server.log_path(directory)}")
+
+
+@server_group.command("run")
+@_CACHE_OPTION
+@click.option("--idle", type=float, default=None, help="Seconds without a run before it exits [default: 1800].")
+def server_run(cache_dir, idle):
+    """Serve in the foreground (what `start` runs detached)."""
+    from . import server
+    sys.exit(server.serve(_server_cache_dir(cache_dir), idle or server.DEFAULT_IDLE))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -50,6 +50,7 @@ class Config:
     cache_dir: str | None = None
     jobs: int | None = None
     astroid: bool | None = None
+    server: bool | None = None
     format: str | None = None
     sources: dict[str, str] = field(default_factory=dict)  # key -> where its value came from
 
@@ -148,7 +149,7 @@ def load_config(path: str | None, root: str) -> Config:
 
 
 _KEYS = ("select", "ignore", "exclude", "per-file-ignores", "src", "severity", "extra-family-bases",
-         "cache-dir", "jobs", "astroid", "format")
+         "cache-dir", "jobs", "astroid", "server", "format")
 
 
 def _apply_table(cfg: Config, table: dict, where: str) -> None:
@@ -210,6 +211,10 @@ def _apply_table(cfg: Config, table: dict, where: str) -> None:
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: `astroid` must be true or false, not {value!r}")
             cfg.astroid = value
+        elif key == "server":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: `server` must be true or false, not {value!r}")
+            cfg.server = value
         elif key == "format":
             if value not in FORMATS:
                 raise ConfigError(f"{where}: `format` must be one of {', '.join(FORMATS)}, not {value!r}")
@@ -237,6 +242,7 @@ class Resolved:
     extra_family_bases: tuple[str, ...]
     sources: dict[str, str]
     exclude: tuple[str, ...] = ()  # as configured (the Settings hold them rebased to each path too)
+    server: bool = False  # run through the resident server (linter/server.py)
 
     def per_file_ignored(self, abs_path: str, code: str) -> bool:
         if not self.per_file_ignores:
@@ -269,12 +275,13 @@ class Resolved:
             ("cache-dir", s.cache_dir, src.get("cache-dir", "default")),
             ("jobs", s.jobs, src.get("jobs", "default")),
             ("astroid", s.astroid, src.get("astroid", "default")),
+            ("server", self.server, src.get("server", "default")),
         ]
         return rows
 
 
 def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=None, cache_dir=None,
-            no_cache=False, jobs=None, no_astroid=False, config_file=None, isolated=False,
+            no_cache=False, jobs=None, no_astroid=False, server=None, config_file=None, isolated=False,
             start: str | None = None, whole_project: bool = False) -> Resolved:
     """Merge defaults < pyproject.toml < command line. Raises ConfigError or ValueError."""
     if isolated:
@@ -301,6 +308,7 @@ def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=Non
     fmt_ = pick("format", fmt, cfg.format or "text", fmt is not None)
     n_jobs = pick("jobs", jobs, cfg.jobs if cfg.jobs is not None else 0, jobs is not None)
     use_astroid = pick("astroid", False, cfg.astroid if cfg.astroid is not None else True, no_astroid)
+    use_server = pick("server", server, bool(cfg.server), server is not None)
 
     if paths:
         run_paths = list(paths)
@@ -324,7 +332,8 @@ def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=Non
         settings.cache_dir = cfg.cache_dir
     return Resolved(settings=settings, config=cfg, paths=run_paths, fmt=fmt_,
                     per_file_ignores=dict(cfg.per_file_ignores), severity=dict(cfg.severity),
-                    extra_family_bases=cfg.extra_family_bases, sources=sources, exclude=exc)
+                    extra_family_bases=cfg.extra_family_bases, sources=sources, exclude=exc,
+                    server=bool(use_server) and settings.cache_dir is not None)
 
 
 def _rel(path: str) -> str:

@@ -23,8 +23,10 @@ class Context:
     probed: set = field(default_factory=set)  # (id(function), member, receiver ref) of every probe
     _memo: dict = field(default_factory=dict)
 
-    # Member calls whose target may vary by design (see facts.ModuleFacts.optional_candidates).
+    # Member calls whose target may vary by design, and calls on `self` attributes by class
+    # (see facts.ModuleFacts).
     optional_candidates: list[tuple[Site, CallSite, tuple]] = field(default_factory=list)
+    self_attr_calls: dict[str, list[tuple[Site, CallSite, tuple]]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, index: TreeIndex, fallback=None) -> "Context":
@@ -39,6 +41,7 @@ class Context:
                 ctx.member_calls.setdefault(member, []).extend(entries)
             ctx.probed |= f.probed
             ctx.optional_candidates.extend(f.optional_candidates)
+            ctx.self_attr_calls.update(f.self_attr_calls)
         return ctx
 
     def receiver_types(self, site: Site, ref: tuple | None, line: int = 0, col: int = 0,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import time
 from dataclasses import dataclass
 
 from .findings import FileError
@@ -23,7 +24,45 @@ class SourceFile:
     root: str = ""  # the import root the module name is relative to
 
 
+# The resident server sets this: it keeps each path set's discovery and reuses it while no folder
+# it read (walked, or looked at for __init__.py) has a new mtime. Adding, removing or renaming an
+# entry changes its folder's mtime; editing a file does not, and needs no new discovery.
+REMEMBER = False
+_REMEMBERED: dict[tuple, tuple[list[tuple[str, int]], list[SourceFile], list[FileError]]] = {}
+_consulted: set[str] | None = None
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return -1
+
+
 def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> tuple[list[SourceFile], list[FileError]]:
+    global _consulted
+    if not REMEMBER:
+        return _discover(paths, exclude)
+    key = (os.getcwd(), tuple(paths), tuple(exclude))
+    hit = _REMEMBERED.get(key)
+    if hit is not None and all(_mtime(d) == m for d, m in hit[0]):
+        return list(hit[1]), list(hit[2])
+    started = time.time_ns()
+    _consulted = {os.path.dirname(os.path.abspath(p)) for p in paths}
+    try:
+        files, errors = _discover(paths, exclude)
+        folders = [(d, _mtime(d)) for d in sorted(_consulted)]
+    finally:
+        _consulted = None
+    # A folder changed while it was being read may have been listed before the change: not reused.
+    if all(m < started - 1_000_000_000 for _, m in folders):
+        _REMEMBERED[key] = (folders, list(files), list(errors))
+    else:
+        _REMEMBERED.pop(key, None)
+    return files, errors
+
+
+def _discover(paths: list[str], exclude: tuple[str, ...]) -> tuple[list[SourceFile], list[FileError]]:
     files: list[SourceFile] = []
     errors: list[FileError] = []
     seen: set[str] = set()
@@ -54,6 +93,8 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> tuple[list[Sour
                 dirnames[:] = []
                 continue
             visited_dirs.add(key)
+            if _consulted is not None:
+                _consulted.add(dirpath)
             dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS
                                  and not _excluded(_display(os.path.join(dirpath, d), top), d, exclude))
             for name in sorted(filenames):
@@ -132,6 +173,8 @@ def _import_root(directory: str, cache: dict, top: str | None) -> str:
         if not name.isidentifier():
             break
         chain.append(current)
+        if _consulted is not None:
+            _consulted.add(current)
         if os.path.isfile(os.path.join(current, "__init__.py")):
             highest_package = current
         parent = os.path.dirname(current)

@@ -10,7 +10,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
-from .astroid_bridge import AstroidBridge
+from .astroid_bridge import AstroidBridge, forget_modules
 from .cache import SUMMARY_KEY, TOOL_KEY, Cache, content_hash, default_cache_dir
 from . import facts as module_facts
 from .context import Context
@@ -108,21 +108,32 @@ def _init_worker() -> None:
     gc.disable()  # summaries are acyclic; the collector only costs time here
 
 
-def analyse(paths: list[str], settings: Settings | None = None, keep_context: bool = False) -> Result:
+def analyse(paths: list[str], settings: Settings | None = None, keep_context: bool = False,
+            cache: Cache | None = None) -> Result:
+    """Analyse `paths`. `cache` replaces the on-disk cache named by the settings (the resident
+    server passes one that keeps entries in memory)."""
     settings = settings or Settings()
     start = time.perf_counter()
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _analyse(paths, settings, start, keep_context)
+        return _analyse(paths, settings, start, keep_context, cache or Cache(settings.cache_dir))
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _analyse(paths: list[str], settings: Settings, start: float, keep_context: bool) -> Result:
+def _analyse(paths: list[str], settings: Settings, start: float, keep_context: bool, cache: Cache) -> Result:
+    phases: dict[str, float] = {}
+    mark = [start]
+
+    def phase(name: str) -> None:  # where the time went, for --statistics and the benchmark
+        now = time.perf_counter()
+        phases[name] = round(phases.get(name, 0.0) + now - mark[0], 4)
+        mark[0] = now
+
     files, errors = discover(paths, settings.exclude)
-    cache = Cache(settings.cache_dir)
+    phase("discover")
     # The stat map names content digests, which are only valid for one summary format.
     stat_key = "stat-" + hashlib.blake2b(repr((SUMMARY_KEY, sorted(os.path.abspath(p) for p in paths))).encode(),
                                          digest_size=8).hexdigest() + ".pickle"
@@ -145,6 +156,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
         else:
             todo.append(f.path)
 
+    phase("stat")
     # 2. Parse what changed, in parallel when there is enough of it.
     parsed: dict[str, _Parsed] = {}
     read_failures: dict[str, str] = {}
@@ -159,13 +171,14 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
                 pass
     if new_stats != old_stats:
         cache.store(stat_key, new_stats)
+    phase("parse")
 
     # 3. Nothing changed since a run with the same files and settings: reuse its result whole.
     rules = settings.rules()
     run_key = "result-" + hashlib.blake2b(
         repr((TOOL_KEY, settings.key(), [(f.display, f.module, digests.get(f.path)) for f in files])).encode(),
         digest_size=16).hexdigest() + ".pickle"
-    base_stats = {"files": len(files), "parsed": len(todo), "cached": len(files) - len(todo)}
+    base_stats = {"files": len(files), "parsed": len(todo), "cached": len(files) - len(todo), "phases": phases}
     cached = None if keep_context else cache.load(run_key)
     if isinstance(cached, dict) and cached.get("version") == 1:
         errors.extend(cached["file_errors"])
@@ -182,6 +195,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     lost = [p for p in missing if p not in parsed]  # evicted from the cache: parse again
     _parse_all(lost, settings, cache, parsed, read_failures)
 
+    phase("load")
     modules: list[Module] = []
     file_errors: list[FileError] = []
     n_lines = 0
@@ -201,6 +215,10 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     errors.extend(file_errors)
 
     index = TreeIndex(modules)
+    if todo:
+        # astroid keeps parsed modules for the life of the process (the resident server's too).
+        changed = set(todo)
+        forget_modules([m.name for m in index.modules.values() if m.file.path in changed])
     memo_key = "astroid-" + hashlib.blake2b(TOOL_KEY.encode(), digest_size=8).hexdigest() + ".pickle"
     memo = cache.load(memo_key) if settings.astroid else None
     memo = memo if isinstance(memo, dict) else {}
@@ -208,11 +226,13 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     bridge = AstroidBridge(index, budget=settings.astroid_budget, memo=memo, digests=digests) \
         if settings.astroid else None
     context = Context.build(index, fallback=bridge)
+    phase("index")
     module_facts.retain(stat_key, {module_facts.key_of(m.name, m.file.display, m.summary)
                                    for m in index.modules.values()}, RUNS_KEPT)
     findings: list[Finding] = []
     for rule in rules:
         findings.extend(rule.check(context))
+        phase(rule.code)
     findings.sort(key=lambda f: f.sort_key)
     rule_stats = {
         "lines": n_lines, "classes": len(index.classes),
@@ -220,6 +240,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
         "wrappers": len(context.model.wrappers),
         "astroid_queries": bridge.calls if bridge else 0,
         "astroid_answers": bridge.answers if bridge else 0,
+        "astroid_seconds": round(bridge.spent, 3) if bridge else 0.0,
     }
     if bridge is not None and len(memo) != memo_size:
         cache.store(memo_key, memo)

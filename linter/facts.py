@@ -54,9 +54,10 @@ class ModuleFacts:
     member_calls: dict[str, list[tuple[Site, CallSite, tuple]]]  # member -> (site, call, (receiver, member, how))
     probed: set[tuple]  # (id(function), member, receiver ref) of every probe
     # Member calls whose target may vary by design: through getattr, on `self` for a member the
-    # class does not declare itself, guarded by a probe of the same member in the same function,
-    # or on an object read from a `self` attribute.
+    # class does not declare itself, or guarded by a probe of the same member in the same function.
     optional_candidates: list[tuple[Site, CallSite, tuple]]
+    # Member calls on an object read from a `self` attribute, by class: a wrapper's forwarding.
+    self_attr_calls: dict[str, list[tuple[Site, CallSite, tuple]]]
     constructions: list[tuple[str, Scope, tuple]]  # (callee's last name, scope, construction)
     receiver_attrs: dict[str, set[str]]  # class -> `self` attributes its methods read as receivers
     unwrap_hints: list[UnwrapHint]
@@ -100,7 +101,7 @@ def scopes_of(module: str, summary: ModuleSummary) -> list[tuple[str | None, Fun
 
 
 def _compute(module: str, path: str, summary: ModuleSummary) -> ModuleFacts:
-    facts = ModuleFacts({}, {}, set(), [], [], {}, [])
+    facts = ModuleFacts({}, {}, set(), [], {}, [], {}, [])
     declared: dict[str, set[str]] = {}  # class -> members it declares itself
     for cname, cinfo in summary.classes.items():
         names = declared[f"{module}.{cname}"] = set(cinfo.methods) | set(cinfo.attrs)
@@ -121,10 +122,11 @@ def _compute(module: str, path: str, summary: ModuleSummary) -> ModuleFacts:
             entry = (site, call, target)
             recv, member, how = target
             facts.member_calls.setdefault(member, []).append(entry)
-            if how == "getattr" or (id(fn), member, recv) in facts.probed or (self_name is not None and (
-                    (recv == ("name", self_name) and member not in declared[cqual])
-                    or mentions_self_attr(recv, fn, self_name, None))):
+            if how == "getattr" or (id(fn), member, recv) in facts.probed or (
+                    self_name is not None and recv == ("name", self_name) and member not in declared[cqual]):
                 facts.optional_candidates.append(entry)
+            elif self_name is not None and mentions_self_attr(recv, fn, self_name, None):
+                facts.self_attr_calls.setdefault(cqual, []).append(entry)
         scope = None
         for construction in fn.constructions:
             callee = construction[0]

@@ -35,12 +35,11 @@ class Finding:
         return (self.path, self.line, self.column, self.code, self.member)
 
     def to_json(self) -> dict:
-        data = asdict(self)
-        data["class"] = data.pop("class_name")
-        data["targets"] = list(self.targets)
-        data["evidence"] = [asdict(e) for e in self.evidence]
-        data["details"] = dict(self.details)
-        return data
+        return {"code": self.code, "name": self.name, "severity": self.severity, "path": self.path,
+                "line": self.line, "column": self.column, "message": self.message, "member": self.member,
+                "targets": list(self.targets),
+                "evidence": [{"path": e.path, "line": e.line, "note": e.note} for e in self.evidence],
+                "details": dict(self.details), "class": self.class_name}
 
 
 @dataclass(frozen=True)

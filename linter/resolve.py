@@ -43,6 +43,7 @@ class Resolution:
 
 
 NOTHING = Resolution(EMPTY)
+_ABSENT = Resolution(EMPTY, via="absent")  # a class that says nothing about an attribute
 
 
 def ordered(types) -> list:
@@ -63,6 +64,7 @@ class Resolver:
     def __init__(self, index: TreeIndex):
         self.index = index
         self._attr_memo: dict[tuple[str, str], Resolution] = {}
+        self._own_attr_memo: dict[tuple[str, str], Resolution] = {}
         self._return_memo: dict[tuple[str, str | None, str], Resolution] = {}
         self._global_memo: dict[tuple[str, str], Resolution] = {}
 
@@ -224,49 +226,62 @@ class Resolver:
         return res
 
     def _attribute_of(self, qual: str, attr: str, depth: int) -> Resolution:
-        index = self.index
-        if qual not in index.classes:
+        if qual not in self.index.classes:
             return NOTHING
-        for c in index.mro(qual):
-            entry = index.classes[c]
-            info = entry.info
-            path = entry.file.display
-            fn = info.methods.get(attr)
-            if fn is not None:
-                if fn.kind == "property":
-                    return self._returns(c, fn, depth)
-                return Resolution(frozenset((("method", c, attr),)))
-            ca = info.attrs.get(attr)
-            if ca is not None:
-                if ca.annotation is not None:
-                    types = self.annotation(ca.annotation, entry.module)
-                    if types:
-                        note = f"`{info.name}.{attr}` is annotated `{self.annotation_text(ca.annotation)}`"
-                        return Resolution(types, (Evidence(path, ca.line, note),))
-                if ca.value is not None:
-                    r = self.resolve(ca.value, Scope(entry.module, c, None), depth + 1)
-                    if r.types:
-                        return r
-            out, steps, via = set(), [], "index"
-            for method, (value, ann, line) in index.assignments(c).get(attr, ()):
-                if ann is not None:
-                    types = self.annotation(ann, entry.module)
-                    if types:
-                        out |= types
-                        steps.append(Evidence(path, line, f"`self.{attr}` is annotated "
-                                                          f"`{self.annotation_text(ann)}` in `{info.name}`"))
-                        continue
-                r = self.resolve(value, Scope(entry.module, c, method), depth + 1)
-                if r.types:
-                    out |= r.types
-                    shown = ", ".join(sorted(describe_type(t) for t in r.types))
-                    steps.extend(r.steps)
-                    steps.append(Evidence(path, line, f"`{info.name}.{method.name}` assigns "
-                                                      f"`self.{attr}` ({shown})"))
-                    via = r.via if r.via != "index" else via
-            if out:
-                return Resolution(frozenset(out), tuple(steps[:8]), via)
+        for c in self.index.mro(qual):
+            # What one class says about `attr` depends on that class alone, so its answer is
+            # shared by all its subclasses.
+            key = (c, attr)
+            own = self._own_attr_memo.get(key)
+            if own is None:
+                self._own_attr_memo[key] = NOTHING  # cycle guard
+                own = self._own_attr_memo[key] = self._own_attribute(c, attr, depth)
+            if own is not _ABSENT:
+                return own
         return NOTHING
+
+    def _own_attribute(self, c: str, attr: str, depth: int) -> Resolution:
+        """`attr` as class `c` itself declares or assigns it; _ABSENT when `c` says nothing."""
+        index = self.index
+        entry = index.classes[c]
+        info = entry.info
+        path = entry.file.display
+        fn = info.methods.get(attr)
+        if fn is not None:
+            if fn.kind == "property":
+                return self._returns(c, fn, depth)
+            return Resolution(frozenset((("method", c, attr),)))
+        ca = info.attrs.get(attr)
+        if ca is not None:
+            if ca.annotation is not None:
+                types = self.annotation(ca.annotation, entry.module)
+                if types:
+                    note = f"`{info.name}.{attr}` is annotated `{self.annotation_text(ca.annotation)}`"
+                    return Resolution(types, (Evidence(path, ca.line, note),))
+            if ca.value is not None:
+                r = self.resolve(ca.value, Scope(entry.module, c, None), depth + 1)
+                if r.types:
+                    return r
+        out, steps, via = set(), [], "index"
+        for method, (value, ann, line) in index.assignments(c).get(attr, ()):
+            if ann is not None:
+                types = self.annotation(ann, entry.module)
+                if types:
+                    out |= types
+                    steps.append(Evidence(path, line, f"`self.{attr}` is annotated "
+                                                      f"`{self.annotation_text(ann)}` in `{info.name}`"))
+                    continue
+            r = self.resolve(value, Scope(entry.module, c, method), depth + 1)
+            if r.types:
+                out |= r.types
+                shown = ", ".join(sorted(describe_type(t) for t in r.types))
+                steps.extend(r.steps)
+                steps.append(Evidence(path, line, f"`{info.name}.{method.name}` assigns "
+                                                  f"`self.{attr}` ({shown})"))
+                via = r.via if r.via != "index" else via
+        if out:
+            return Resolution(frozenset(out), tuple(steps[:8]), via)
+        return _ABSENT
 
     def _call(self, ref: tuple, scope: Scope, depth: int, visiting: frozenset) -> Resolution:
         func = self.resolve(ref[1], scope, depth + 1, visiting)

@@ -133,6 +133,30 @@ def _read(path: str) -> str | None:
         return data.decode("utf-8", errors="replace")
 
 
+HEADER_WINDOW = 50  # lines after a class's `class` line that its header (bases, keywords) may span
+
+
+def _mentions_near(text: str, findings: list[Finding], module: str) -> bool:
+    """Whether a mention of noqa/attn-lint lies on a line where it could silence one of these
+    findings: the finding's line, or the header of its class (`class` line and the lines after it
+    that its bases may span). Tokenizing and parsing a large file costs far more than these
+    searches, and most files that mention `noqa` do so for other tools."""
+    mentions, line, pos = [], 1, 0
+    for m in _MENTION.finditer(text):
+        line += text.count("\n", pos, m.start())
+        pos = m.start()
+        mentions.append(line)
+    starts = set()
+    for f in findings:
+        starts.add(f.line)
+        local = local_class_name(f.class_name, module)
+        if local:
+            name = re.escape(local.rsplit(".", 1)[-1])
+            for m in re.finditer(rf"^[ \t]*class[ \t]+{name}\b", text, re.M):
+                starts.add(text.count("\n", 0, m.start()) + 1)
+    return any(s <= n <= s + HEADER_WINDOW for s in starts for n in mentions)
+
+
 @dataclass
 class SuppressOutcome:
     kept: list[Finding]
@@ -174,6 +198,9 @@ def apply_suppressions(findings: list[Finding], files, report_unused: bool = Fal
             continue
         if not _MENTION.search(text):
             kept.extend(file_findings)
+            continue
+        if not report_unused and not _mentions_near(text, file_findings, sf.module):
+            kept.extend(file_findings)  # no suppression comment can sit on these findings' lines
             continue
         comments = scan_source(text)
         if not comments:

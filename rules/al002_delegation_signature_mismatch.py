@@ -119,10 +119,17 @@ class Runner:
 
     def check(self, ctx: Context) -> Iterable[Finding]:
         index, model = ctx.index, ctx.model
-        # Only calls that can be optional uses: a few percent of all member calls.
-        for site, call, (recv, member, how) in sorted(ctx.optional_candidates, key=lambda c: c[2][1]):
+        # Only calls that can be optional uses: a few percent of all member calls. Calls through a
+        # `self` attribute count only inside wrappers (forwarding to their delegates).
+        candidates = list(ctx.optional_candidates)
+        for wq in model.wrappers:
+            candidates.extend(ctx.self_attr_calls.get(wq, ()))
+        for site, call, (recv, member, how) in sorted(candidates, key=lambda c: c[2][1]):
             if not self._optional_use(ctx, site, recv, member, how):
                 continue
+            if how != "getattr" and site.cls and site.fn.params and recv == ("name", site.fn.params[0].name) \
+                    and site.fn.kind in ("method", "property") and index.lookup(site.cls, member) is not None:
+                continue  # `self.m()` of an inherited member: declared, so not this rule's concern
             res = ctx.receiver_types(site, recv)
             statics = sorted(t for t in res.instances() if t in model.family_members and
                              model.is_polymorphic(t) and not self._declared(index, t, member, call))

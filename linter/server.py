@@ -1,0 +1,317 @@
+"""The resident analyser: `attn-lint --server` keeps the tree in memory between runs.
+
+A one-shot run over a large tree spends most of its time loading every file's summary from the
+cache and rebuilding the tree model before it can say anything about the one file that changed.
+The server is a background process that keeps summaries, per-module facts (facts.py) and astroid's
+parsed modules in memory: a run stats the tree, re-summarises what changed and re-runs the
+tree-wide passes. Findings are the same as a one-shot run's; only where the work happens differs.
+
+One server per cache folder and attn-lint build. Clients reach it over a Unix socket that only
+the user can open; it answers one run at a time, and exits after `idle` seconds without a run,
+on `attn-lint server stop`, or when a client of a different build asks (so an upgrade never
+talks to old code). Any failure to reach it falls back to an in-process run.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import os
+import pickle
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+from .. import __version__
+from .cache import TOOL_KEY, Cache, _code_digest
+
+DEFAULT_IDLE = 1800.0  # seconds without a run before the server exits
+_HEADER = struct.Struct("!Q")
+SERVER_KEY = hashlib.blake2b(f"{TOOL_KEY}|{__version__}|{sys.executable}".encode(), digest_size=8).hexdigest()
+_RESULTS_KEPT = 16  # whole-run results kept in memory (one per recent set of files and settings)
+
+
+# --- where the server lives ----------------------------------------------------------------------
+def _state_dir(cache_dir: str) -> str:
+    return os.path.join(cache_dir, "server")
+
+
+def _name(cache_dir: str) -> str:
+    return hashlib.blake2b(f"{SERVER_KEY}|{os.path.abspath(cache_dir)}".encode(), digest_size=8).hexdigest()
+
+
+def socket_path(cache_dir: str) -> str:
+    path = os.path.join(_state_dir(cache_dir), _name(cache_dir) + ".sock")
+    if len(path.encode()) < 100:  # AF_UNIX paths are limited to about 107 bytes
+        return path
+    folder = os.path.join(tempfile.gettempdir(), f"attn-lint-{os.getuid()}")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    return os.path.join(folder, _name(cache_dir) + ".sock")
+
+
+def log_path(cache_dir: str) -> str:
+    return os.path.join(_state_dir(cache_dir), _name(cache_dir) + ".log")
+
+
+# --- framing -------------------------------------------------------------------------------------
+def _send(sock: socket.socket, obj) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    sock.sendall(_HEADER.pack(len(data)) + data)
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    chunks, got = [], 0
+    while got < n:
+        chunk = sock.recv(min(n - got, 1 << 20))
+        if not chunk:
+            raise ConnectionError("connection closed mid-message")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def _recv(sock: socket.socket):
+    (n,) = _HEADER.unpack(_recv_exact(sock, _HEADER.size))
+    return pickle.loads(_recv_exact(sock, n))
+
+
+# --- the server ----------------------------------------------------------------------------------
+class ResidentCache(Cache):
+    """The on-disk cache with the entries it has served kept in memory. Writes still go to disk,
+    so a later one-shot run (or a restarted server) starts warm."""
+
+    def __init__(self, directory: str):
+        super().__init__(directory)
+        self.summaries: dict[str, object] = {}
+        self.named: dict[str, object] = {}
+
+    def get_summary(self, digest: str):
+        hit = self.summaries.get(digest)
+        if hit is None:
+            hit = super().get_summary(digest)
+            if hit is not None:
+                self.summaries[digest] = hit
+        return hit
+
+    def put_summary(self, digest: str, value) -> None:
+        self.summaries[digest] = value
+        super().put_summary(digest, value)
+
+    def load(self, name: str):
+        if name in self.named:
+            return self.named[name]
+        value = super().load(name)
+        if value is not None:
+            self.named[name] = value
+        return value
+
+    def store(self, name: str, value) -> None:
+        self.named[name] = value
+        super().store(name, value)
+
+    def trim(self) -> None:
+        """Keep only summaries some path set still uses, and the most recent results."""
+        results = [k for k in self.named if k.startswith("result-")]
+        for k in results[:-_RESULTS_KEPT]:
+            del self.named[k]
+        live = set()
+        for k, v in self.named.items():
+            if k.startswith("stat-") and isinstance(v, dict):
+                live.update(entry[1] for entry in v.values())
+        for digest in [d for d in self.summaries if d not in live]:
+            del self.summaries[digest]
+
+
+def serve(cache_dir: str, idle: float = DEFAULT_IDLE) -> int:
+    """Run the server in this process until it has been idle for `idle` seconds. Returns 0, or 3
+    when another server already serves this cache folder."""
+    import fcntl
+
+    from . import discover, engine
+
+    os.makedirs(_state_dir(cache_dir), exist_ok=True)
+    lock = open(os.path.join(_state_dir(cache_dir), _name(cache_dir) + ".lock"), "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return 3  # another server holds this cache folder: let it serve
+    path = socket_path(cache_dir)
+    try:
+        os.unlink(path)  # left by a server that was killed: the lock says none is running
+    except FileNotFoundError:
+        pass
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_umask = os.umask(0o177)  # the socket is the user's alone: requests are pickles
+    try:
+        listener.bind(path)
+    finally:
+        os.umask(old_umask)
+    listener.listen(8)
+    listener.settimeout(min(idle, 60.0))
+
+    def _stop(signum, frame):
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, _stop)
+    cache = ResidentCache(cache_dir)
+    engine.RUNS_KEPT = 8  # facts of several path sets (projects, pre-commit subsets) stay warm
+    discover.REMEMBER = True
+    _log(f"serving {cache_dir} at {path} (pid {os.getpid()}, idle limit {idle:.0f} s)")
+    last_run = time.monotonic()
+    try:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except socket.timeout:
+                if time.monotonic() - last_run >= idle:
+                    _log("idle limit reached: exiting")
+                    break
+                if _code_digest() != TOOL_KEY.rsplit("-", 1)[-1]:
+                    _log("attn-lint's code changed on disk: exiting (clients of the new code start their own)")
+                    break
+                continue
+            last_run = time.monotonic()
+            with conn:
+                if not _handle(conn, cache, engine):
+                    break
+            gc.collect(1)
+            gc.freeze()  # what survived a run is long-lived: later collections need not scan it
+    finally:
+        listener.close()
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        lock.close()
+    return 0
+
+
+def _handle(conn: socket.socket, cache: ResidentCache, engine) -> bool:
+    """Answer one request; False when the server should exit."""
+    conn.settimeout(None)
+    try:
+        request = _recv(conn)
+    except (OSError, EOFError, pickle.UnpicklingError, ConnectionError):
+        return True
+    op = request.get("op") if isinstance(request, dict) else None
+    if op == "stop":
+        _send(conn, {"ok": "stopping"})
+        return False
+    if op == "ping":
+        _send(conn, {"ok": {"pid": os.getpid(), "key": SERVER_KEY, "summaries": len(cache.summaries)}})
+        return True
+    if request.get("key") != SERVER_KEY:
+        _send(conn, {"stale": SERVER_KEY})
+        return False  # a different build is asking: make way for a server of its own
+    if op != "analyse":
+        _send(conn, {"error": f"unknown request {op!r}"})
+        return True
+    start = time.perf_counter()
+    try:
+        os.chdir(request["cwd"])
+        result = engine.analyse(request["paths"], request["settings"], cache=cache)
+        result.stats["server"] = True
+        reply = {"ok": result}
+    except Exception:  # the client falls back to an in-process run and shows this
+        reply = {"error": traceback.format_exc(limit=8)}
+    finally:
+        os.chdir("/")
+    cache.trim()
+    try:
+        _send(conn, reply)
+    except OSError:
+        pass
+    _log(f"run over {request['paths']} in {time.perf_counter() - start:.3f} s")
+    return True
+
+
+def _log(message: str) -> None:
+    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {message}", file=sys.stderr, flush=True)
+
+
+# --- the client ----------------------------------------------------------------------------------
+def _connect(cache_dir: str, timeout: float | None = None) -> socket.socket | None:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(socket_path(cache_dir))
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def start(cache_dir: str, idle: float = DEFAULT_IDLE) -> None:
+    """Start a detached server for `cache_dir` (it exits at once if one is already running)."""
+    os.makedirs(_state_dir(cache_dir), exist_ok=True)
+    with open(log_path(cache_dir), "ab") as log:
+        subprocess.Popen([sys.executable, "-m", "attn_lint", "server", "run", "--cache-dir", cache_dir,
+                          "--idle", str(idle)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=log, cwd="/", start_new_session=True, close_fds=True)
+
+
+def _ready(cache_dir: str, wait: float) -> socket.socket | None:
+    deadline = time.monotonic() + wait
+    while True:
+        sock = _connect(cache_dir)
+        if sock is not None or time.monotonic() > deadline:
+            return sock
+        time.sleep(0.02)
+
+
+def analyse(paths: list[str], settings, idle: float = DEFAULT_IDLE, spawn: bool = True):
+    """The engine's Result from the server (started when none is running), or (None, reason)
+    when the run should happen in this process."""
+    if settings.cache_dir is None:
+        return None, "the server needs the cache (--no-cache was given)"
+    for attempt in range(2):
+        sock = _connect(settings.cache_dir)
+        if sock is None:
+            if not spawn:
+                return None, "no server is running"
+            start(settings.cache_dir, idle)
+            sock = _ready(settings.cache_dir, 15.0)
+            if sock is None:
+                return None, f"the server did not start (see {log_path(settings.cache_dir)})"
+        try:
+            with sock:
+                _send(sock, {"op": "analyse", "key": SERVER_KEY, "cwd": os.getcwd(),
+                             "paths": [str(p) for p in paths], "settings": settings})
+                reply = _recv(sock)
+        except (OSError, EOFError, pickle.UnpicklingError, ConnectionError) as exc:
+            return None, f"the server failed mid-run ({exc})"
+        if "stale" in reply:
+            _wait_gone(settings.cache_dir)
+            continue  # it was another build: it is exiting, start ours
+        if "error" in reply:
+            return None, "the server raised an error:\n" + reply["error"]
+        return reply["ok"], None
+    return None, "the server kept answering for another build"
+
+
+def _wait_gone(cache_dir: str, wait: float = 5.0) -> None:
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        sock = _connect(cache_dir)
+        if sock is None:
+            return
+        sock.close()
+        time.sleep(0.05)
+
+
+def control(cache_dir: str, op: str):
+    """`ping` or `stop` a running server; None when none is running."""
+    sock = _connect(cache_dir, timeout=10.0)
+    if sock is None:
+        return None
+    try:
+        with sock:
+            _send(sock, {"op": op})
+            return _recv(sock)
+    except (OSError, EOFError, pickle.UnpicklingError, ConnectionError):
+        return None
