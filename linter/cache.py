@@ -81,6 +81,9 @@ class Cache:
         if self.enabled:
             self._store(self._summary_path(digest), value)
 
+    def keep(self, digest: str, value) -> None:
+        """A summary parsed elsewhere (a worker wrote it to disk): a cache in memory keeps it too."""
+
     def load(self, name: str):
         return self._load(os.path.join(self.dir, name)) if self.enabled else None
 

@@ -4,20 +4,16 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import multiprocessing
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
-from .astroid_bridge import AstroidBridge, forget_modules
 from .cache import SUMMARY_KEY, TOOL_KEY, Cache, content_hash, default_cache_dir
-from . import facts as module_facts
-from .context import Context
 from .discover import SourceFile, discover
 from .findings import FileError, Finding
-from .index import Module, TreeIndex
-from .summary import ModuleSummary, summarise_source
+
+# The tree passes (index, context, rules, astroid) are imported where a run needs them, not here:
+# a run answered by the resident server, or from the whole-result cache, never loads them.
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 PARALLEL_THRESHOLD = 48  # below this many files to parse, worker start-up costs more than it saves
@@ -73,6 +69,7 @@ def _parse_bytes(data: bytes, path: str, max_bytes: int) -> _Parsed:
                                                    f"{max_bytes / 1e6:.0f} MB limit; skipped", 0))
     if b"\0" in data:
         return _Parsed(digest, None, ("binary", "contains NUL bytes: not Python source", 0))
+    from .summary import summarise_source
     try:
         return _Parsed(digest, summarise_source(data, path), None)
     except SyntaxError as exc:
@@ -164,6 +161,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     for path in todo:
         if path in parsed:
             digests[path] = parsed[path].digest
+            cache.keep(parsed[path].digest, parsed[path])
             try:
                 st = os.stat(path)
                 new_stats[path] = ((st.st_mtime_ns, st.st_size), parsed[path].digest)
@@ -187,6 +185,10 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
                        files, None, rules, start)
 
     # 4. Otherwise load every summary (from the cache where unchanged) and run the rules.
+    from . import facts as module_facts
+    from .astroid_bridge import AstroidBridge, forget_modules
+    from .context import Context
+    from .index import Module, TreeIndex
     missing = [f.path for f in files if f.path in digests and f.path not in parsed]
     for path in missing:
         hit = cache.get_summary(digests[path])
@@ -259,6 +261,8 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
     jobs = settings.jobs or os.cpu_count() or 1
     tasks = [(p, settings.max_file_bytes, cache.dir if cache.enabled else None) for p in paths]
     if jobs > 1 and len(paths) >= PARALLEL_THRESHOLD:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
         ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker) as pool:
             results = list(pool.map(_worker, tasks, chunksize=max(1, len(tasks) // (jobs * 8))))

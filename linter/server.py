@@ -28,11 +28,18 @@ import time
 import traceback
 
 from .. import __version__
-from .cache import TOOL_KEY, Cache, _code_digest
+from .cache import Cache, _code_digest
 
 DEFAULT_IDLE = 1800.0  # seconds without a run before the server exits
 _HEADER = struct.Struct("!Q")
-SERVER_KEY = hashlib.blake2b(f"{TOOL_KEY}|{__version__}|{sys.executable}".encode(), digest_size=8).hexdigest()
+def _build_key() -> str:
+    """This build of attn-lint as the server protocol sees it: the analysis code (TOOL_KEY), the
+    server and cache code themselves, the version and the interpreter, as they are on disk now."""
+    tool = f"{__version__}-{_code_digest()}-{_code_digest('server.py')}-{_code_digest('cache.py')}"
+    return hashlib.blake2b(f"{tool}|{sys.executable}".encode(), digest_size=8).hexdigest()
+
+
+SERVER_KEY = _build_key()
 _RESULTS_KEPT = 16  # whole-run results kept in memory (one per recent set of files and settings)
 
 
@@ -55,7 +62,7 @@ def socket_path(cache_dir: str) -> str:
 
 
 def log_path(cache_dir: str) -> str:
-    return os.path.join(_state_dir(cache_dir), _name(cache_dir) + ".log")
+    return os.path.join(_state_dir(cache_dir), "server.log")
 
 
 # --- framing -------------------------------------------------------------------------------------
@@ -101,6 +108,9 @@ class ResidentCache(Cache):
     def put_summary(self, digest: str, value) -> None:
         self.summaries[digest] = value
         super().put_summary(digest, value)
+
+    def keep(self, digest: str, value) -> None:
+        self.summaries[digest] = value
 
     def load(self, name: str):
         if name in self.named:
@@ -163,6 +173,8 @@ def serve(cache_dir: str, idle: float = DEFAULT_IDLE) -> int:
     discover.REMEMBER = True
     _log(f"serving {cache_dir} at {path} (pid {os.getpid()}, idle limit {idle:.0f} s)")
     last_run = time.monotonic()
+    runs = 0
+    gc.disable()
     try:
         while True:
             try:
@@ -171,7 +183,7 @@ def serve(cache_dir: str, idle: float = DEFAULT_IDLE) -> int:
                 if time.monotonic() - last_run >= idle:
                     _log("idle limit reached: exiting")
                     break
-                if _code_digest() != TOOL_KEY.rsplit("-", 1)[-1]:
+                if _build_key() != SERVER_KEY:
                     _log("attn-lint's code changed on disk: exiting (clients of the new code start their own)")
                     break
                 continue
@@ -179,15 +191,22 @@ def serve(cache_dir: str, idle: float = DEFAULT_IDLE) -> int:
             with conn:
                 if not _handle(conn, cache, engine):
                     break
-            gc.collect(1)
-            gc.freeze()  # what survived a run is long-lived: later collections need not scan it
+            # The collector runs here, after the reply, never in a run: with hundreds of MB of
+            # summaries in memory an automatic collection would cost a client most of a second.
+            # What survives is long-lived and frozen out of later collections; now and then
+            # everything is unfrozen so that garbage frozen in the past can go too.
+            runs += 1
+            if runs % 64 == 0:
+                gc.unfreeze()
+            gc.collect()
+            gc.freeze()
     finally:
         listener.close()
         try:
             os.unlink(path)
         except OSError:
             pass
-        lock.close()
+        lock.close()  # the (empty) lock file stays: removing it would let two servers start at once
     return 0
 
 
@@ -216,17 +235,24 @@ def _handle(conn: socket.socket, cache: ResidentCache, engine) -> bool:
         os.chdir(request["cwd"])
         result = engine.analyse(request["paths"], request["settings"], cache=cache)
         result.stats["server"] = True
-        reply = {"ok": result}
+        # Files travel as plain tuples: thousands of dataclass instances pickle several times slower.
+        files = [(f.path, f.display, f.module, f.root) for f in result.files]
+        result.files = []
+        reply = {"ok": result, "files": files}
     except Exception:  # the client falls back to an in-process run and shows this
         reply = {"error": traceback.format_exc(limit=8)}
     finally:
         os.chdir("/")
+    analysed = time.perf_counter()
     cache.trim()
+    trimmed = time.perf_counter()
     try:
         _send(conn, reply)
     except OSError:
         pass
-    _log(f"run over {request['paths']} in {time.perf_counter() - start:.3f} s")
+    done = time.perf_counter()
+    _log(f"run over {request['paths']} in {done - start:.3f} s (analysis {analysed - start:.3f}, "
+         f"trim {trimmed - analysed:.3f}, reply {done - trimmed:.3f})")
     return True
 
 
@@ -249,7 +275,13 @@ def _connect(cache_dir: str, timeout: float | None = None) -> socket.socket | No
 def start(cache_dir: str, idle: float = DEFAULT_IDLE) -> None:
     """Start a detached server for `cache_dir` (it exits at once if one is already running)."""
     os.makedirs(_state_dir(cache_dir), exist_ok=True)
-    with open(log_path(cache_dir), "ab") as log:
+    log_file = log_path(cache_dir)
+    try:
+        if os.path.getsize(log_file) > 1 << 20:
+            os.replace(log_file, log_file + ".1")  # keep the log small: one old generation
+    except OSError:
+        pass
+    with open(log_file, "ab") as log:
         subprocess.Popen([sys.executable, "-m", "attn_lint", "server", "run", "--cache-dir", cache_dir,
                           "--idle", str(idle)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=log, cwd="/", start_new_session=True, close_fds=True)
@@ -290,7 +322,10 @@ def analyse(paths: list[str], settings, idle: float = DEFAULT_IDLE, spawn: bool 
             continue  # it was another build: it is exiting, start ours
         if "error" in reply:
             return None, "the server raised an error:\n" + reply["error"]
-        return reply["ok"], None
+        from .discover import SourceFile
+        result = reply["ok"]
+        result.files = [SourceFile(*f) for f in reply.get("files", ())]
+        return result, None
     return None, "the server kept answering for another build"
 
 

@@ -1,0 +1,154 @@
+"""The resident server (`--server`): same findings as an in-process run, through edits, new files and
+deletions; its lifecycle (start, status, stop, idle exit, another build asking); and falling back
+to an in-process run whenever it cannot be used."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from attn_lint.linter import server
+from attn_lint.linter.engine import Settings
+
+from conftest import FIXTURES, lint
+
+pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="the server needs Unix sockets")
+
+
+def _env() -> dict:
+    # The CLI never uses the server under CI (a one-shot job); these tests are about the server.
+    return {k: v for k, v in os.environ.items() if k != "CI"}
+
+
+def cli(*args, cwd=None):
+    proc = subprocess.run([sys.executable, "-m", "attn_lint", *map(str, args)], capture_output=True, text=True,
+                          env=_env(), cwd=cwd, timeout=120)
+    return proc
+
+
+def served(tree, cache):
+    proc = cli("--server", "--format", "json", "--cache-dir", cache, tree)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "running without the server" not in proc.stderr, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def in_process(tree):
+    result = lint(tree)
+    return sorted((f.code, f.path, f.line, f.member, f.message) for f in result.findings)
+
+
+def summary(doc):
+    return sorted((f["code"], f["path"], f["line"], f["member"], f["message"]) for f in doc["findings"])
+
+
+@pytest.fixture
+def cache(tmp_path):
+    directory = tmp_path / "cache"
+    yield directory
+    server.control(str(directory), "stop")
+
+
+def test_server_matches_in_process_runs_through_edits(tmp_path, cache):
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "al001_hidden_hook", tree)
+    backends = tree / "serving" / "backends"
+
+    first = served(tree, cache)
+    assert first["stats"].get("server") is True
+    assert summary(first) == in_process(tree) and [f["code"] for f in first["findings"]] == ["AL001"]
+    assert served(tree, cache)["stats"].get("reused_result") is True  # nothing changed
+
+    # The first fix from the real case: the wrapper delegates with two arguments (AL002 appears).
+    shutil.copy(FIXTURES / "al002_delegation_typeerror" / "serving" / "backends" / "hybrid_linear_attn_backend.py",
+                backends / "hybrid_linear_attn_backend.py")
+    second = served(tree, cache)
+    assert summary(second) == in_process(tree)
+    assert [f["code"] for f in second["findings"]] == ["AL002"]
+
+    # A new file: the server's remembered discovery must see it.
+    (backends / "extra_backend.py").write_text(
+        "from serving.backends.base_attn_backend import AttentionBackend\n\n\n"
+        "class ExtraBackend(AttentionBackend):\n"
+        "    def init_mha_chunk_metadata(self):\n"
+        "        pass\n")
+    third = served(tree, cache)
+    assert summary(third) == in_process(tree)
+    assert any("ExtraBackend" in f["message"] or "ExtraBackend" in json.dumps(f["evidence"])
+               for f in third["findings"])
+
+    # And a deleted one.
+    (backends / "extra_backend.py").unlink()
+    assert summary(served(tree, cache)) == summary(second)
+
+
+def test_lifecycle_start_status_stop(tmp_path, cache):
+    assert cli("server", "status", "--cache-dir", cache).returncode == 1
+    assert cli("server", "start", "--cache-dir", cache).returncode == 0
+    status = cli("server", "status", "--cache-dir", cache)
+    assert status.returncode == 0 and "pid" in status.stdout
+    assert cli("server", "start", "--cache-dir", cache).returncode == 0  # already running: fine
+    assert "stopped" in cli("server", "stop", "--cache-dir", cache).stdout
+    deadline = time.monotonic() + 10
+    while cli("server", "status", "--cache-dir", cache).returncode != 1:
+        assert time.monotonic() < deadline, "the server did not stop"
+        time.sleep(0.1)
+    assert not os.path.exists(server.socket_path(str(cache)))
+
+
+def test_idle_server_exits(tmp_path, cache):
+    proc = subprocess.Popen([sys.executable, "-m", "attn_lint", "server", "run", "--cache-dir", str(cache),
+                             "--idle", "1"], env=_env(), stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.wait(timeout=30) == 0
+    finally:
+        proc.kill()
+    assert "idle limit reached" in proc.stderr.read()
+
+
+def test_one_server_per_cache_folder(tmp_path, cache):
+    assert cli("server", "start", "--cache-dir", cache).returncode == 0
+    second = subprocess.run([sys.executable, "-m", "attn_lint", "server", "run", "--cache-dir", str(cache)],
+                            env=_env(), capture_output=True, timeout=30)
+    assert second.returncode == 3  # the first holds the lock; the second leaves at once
+
+
+def test_a_client_of_another_build_makes_the_server_leave(tmp_path, cache, monkeypatch):
+    assert cli("server", "start", "--cache-dir", cache).returncode == 0
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(server.socket_path(str(cache)))
+    with sock:
+        server._send(sock, {"op": "analyse", "key": "another-build", "cwd": str(tmp_path), "paths": [],
+                            "settings": Settings(cache_dir=str(cache))})
+        assert "stale" in server._recv(sock)
+    deadline = time.monotonic() + 10
+    while server.control(str(cache), "ping") is not None:
+        assert time.monotonic() < deadline, "the stale server did not leave"
+        time.sleep(0.1)
+
+
+def test_no_server_without_a_cache_or_under_ci(tmp_path):
+    tree = FIXTURES / "al001_hidden_hook"
+    result, reason = server.analyse([str(tree)], Settings(cache_dir=None))
+    assert result is None and "cache" in reason
+    result, reason = server.analyse([str(tree)], Settings(cache_dir=str(tmp_path / "c")), spawn=False)
+    assert result is None and reason == "no server is running"
+    # Under CI the flag is accepted and the run happens in-process: nothing is left running.
+    proc = subprocess.run([sys.executable, "-m", "attn_lint", "--server", "--format", "json", "--cache-dir",
+                           str(tmp_path / "ci"), str(tree)], capture_output=True, text=True,
+                          env={**_env(), "CI": "true"}, timeout=120)
+    assert proc.returncode == 1 and json.loads(proc.stdout)["stats"].get("server") is None
+    assert server.control(str(tmp_path / "ci"), "ping") is None
+
+
+def test_long_cache_paths_use_a_short_socket(tmp_path):
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    path = server.socket_path(str(deep))
+    assert len(path.encode()) < 104 and path.endswith(".sock")
