@@ -154,9 +154,12 @@ def module_name(path: str, roots_cache: dict | None = None, top: str | None = No
     cache = roots_cache if roots_cache is not None else {}
     directory, filename = os.path.split(path)
     stem = filename.rsplit(".", 1)[0]
-    root = _import_root(directory, cache, top)
-    rel = os.path.relpath(directory, root)
-    parts = [] if rel == "." else rel.split(os.sep)
+    prefix = cache.get(("prefix", directory, top))
+    if prefix is None:
+        root = _import_root(directory, cache, top)
+        rel = os.path.relpath(directory, root)
+        prefix = cache[("prefix", directory, top)] = () if rel == "." else tuple(rel.split(os.sep))
+    parts = list(prefix)
     if stem != "__init__":
         parts.append(stem)
     return ".".join(parts) or stem

@@ -31,6 +31,7 @@ from .. import __version__
 from .cache import Cache, _code_digest
 
 DEFAULT_IDLE = 1800.0  # seconds without a run before the server exits
+QUIET_BEFORE_COLLECTING = 3.0  # seconds without a run before the garbage collector runs
 _HEADER = struct.Struct("!Q")
 def _build_key() -> str:
     """This build of attn-lint as the server protocol sees it: the analysis code (TOOL_KEY), the
@@ -162,7 +163,6 @@ def serve(cache_dir: str, idle: float = DEFAULT_IDLE) -> int:
     finally:
         os.umask(old_umask)
     listener.listen(8)
-    listener.settimeout(min(idle, 60.0))
 
     def _stop(signum, frame):
         raise SystemExit(0)
@@ -174,12 +174,26 @@ def serve(cache_dir: str, idle: float = DEFAULT_IDLE) -> int:
     _log(f"serving {cache_dir} at {path} (pid {os.getpid()}, idle limit {idle:.0f} s)")
     last_run = time.monotonic()
     runs = 0
+    collected = True
+    # The collector never runs during a run: with hundreds of MB of summaries in memory an
+    # automatic collection costs a client a second. It runs once the server has been quiet for a
+    # moment (runs come in bursts: an edit loop, a commit's hooks), and what survives is frozen
+    # out of later collections; now and then everything is unfrozen so old garbage can go too.
     gc.disable()
     try:
         while True:
+            listener.settimeout(QUIET_BEFORE_COLLECTING if not collected else min(idle, 60.0))
             try:
                 conn, _ = listener.accept()
             except socket.timeout:
+                if not collected:
+                    runs += 1
+                    if runs % 64 == 0:
+                        gc.unfreeze()
+                    gc.collect()
+                    gc.freeze()
+                    collected = True
+                    continue
                 if time.monotonic() - last_run >= idle:
                     _log("idle limit reached: exiting")
                     break
@@ -188,18 +202,10 @@ def serve(cache_dir: str, idle: float = DEFAULT_IDLE) -> int:
                     break
                 continue
             last_run = time.monotonic()
+            collected = False
             with conn:
                 if not _handle(conn, cache, engine):
                     break
-            # The collector runs here, after the reply, never in a run: with hundreds of MB of
-            # summaries in memory an automatic collection would cost a client most of a second.
-            # What survives is long-lived and frozen out of later collections; now and then
-            # everything is unfrozen so that garbage frozen in the past can go too.
-            runs += 1
-            if runs % 64 == 0:
-                gc.unfreeze()
-            gc.collect()
-            gc.freeze()
     finally:
         listener.close()
         try:
