@@ -119,7 +119,8 @@ class AstroidBridge:
 
     def _infer(self, mod, line: int, col: int):
         """The in-tree classes astroid infers for the receiver at (line, col), sorted; () for
-        none; _TIMED_OUT when the time ran out (an answer not to remember)."""
+        none (also when the query used its whole per-call limit); _TIMED_OUT when the run's
+        budget ran out first (an answer not to remember)."""
         try:
             import astroid
             from astroid import nodes
@@ -132,8 +133,9 @@ class AstroidBridge:
         old_path = list(sys.path)
         sys.path[:0] = [r for r in self._import_roots() if r not in sys.path]
         found: set[str] = set()
+        limit = min(self.per_call, self.budget - self.spent)
         try:
-            with _time_limit(min(self.per_call, self.budget - self.spent)):
+            with _time_limit(limit):
                 tree = astroid.MANAGER.ast_from_file(mod.file.path, modname=mod.name)
                 target = _receiver_node(tree, line, col, nodes)
                 if target is None:
@@ -148,7 +150,10 @@ class AstroidBridge:
                             found.add(qual)
         except _Timeout:
             self.timeouts += 1
-            return _TIMED_OUT
+            # A query that used its whole per-call limit is remembered as unanswered (asking again
+            # on every run would cost that second every time); one cut short by the end of the
+            # run's budget is asked again on a later run.
+            return () if limit >= self.per_call else _TIMED_OUT
         except Exception:  # astroid raises many kinds of inference errors; all mean "no answer"
             return ()
         finally:

@@ -81,6 +81,27 @@ class Cache:
         if self.enabled:
             self._store(self._summary_path(digest), value)
 
+    def get_raw(self, digest: str) -> bytes | None:
+        """A summary's pickle as stored (a pool worker passes it on without unpickling)."""
+        if not self.enabled:
+            return None
+        try:
+            with open(self._summary_path(digest), "rb") as fh:
+                return fh.read()
+        except OSError:
+            return None
+
+    def put_raw(self, digest: str, raw: bytes) -> None:
+        if self.enabled:
+            self._write(self._summary_path(digest), raw)
+
+    @staticmethod
+    def decode(raw: bytes):
+        try:
+            return pickle.loads(raw)
+        except (EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError, IndexError):
+            return None
+
     def keep(self, digest: str, value) -> None:
         """A summary parsed elsewhere (a worker wrote it to disk): a cache in memory keeps it too."""
 
@@ -100,11 +121,15 @@ class Cache:
             return None
 
     def _store(self, path: str, value) -> None:
+        self._write(path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+    @staticmethod
+    def _write(path: str, data: bytes) -> None:
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
             with os.fdopen(fd, "wb") as fh:
-                pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                fh.write(data)
             os.replace(tmp, path)
         except OSError:
             pass  # a full disk degrades to no cache, never to a failed run

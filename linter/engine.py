@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
+import pickle
 import time
 from dataclasses import dataclass, field
 
@@ -82,23 +83,30 @@ def _parse_bytes(data: bytes, path: str, max_bytes: int) -> _Parsed:
         return _Parsed(digest, None, ("too-complex", "nesting too deep to analyse", 0))
 
 
-def _worker(args: tuple[str, int, str | None]) -> tuple[str, _Parsed | None, str | None]:
-    path, max_bytes, cache_dir = args
+def _worker(args: tuple[str, int, str | None, bool]) -> tuple[str, _Parsed | bytes | None, str | None]:
+    """Read, summarise and cache one file. With `as_bytes` (a pool worker) the answer is the pickle
+    already made for the cache, so that no summary is pickled twice on its way to the parent."""
+    path, max_bytes, cache_dir, as_bytes = args
     try:
         with open(path, "rb") as fh:
             data = fh.read(max_bytes + 1)
     except OSError as exc:
         return path, None, exc.strerror or str(exc)
-    if cache_dir:
+    cache = Cache(cache_dir) if cache_dir else None
+    if cache is not None:
         # Same content seen before (another checkout, a moved tree, a reverted edit): no parse.
-        cache = Cache(cache_dir)
-        hit = cache.get_summary(content_hash(data))
-        if isinstance(hit, _Parsed):
-            return path, hit, None
+        raw = cache.get_raw(content_hash(data))
+        if raw is not None:
+            if as_bytes:
+                return path, raw, None
+            hit = Cache.decode(raw)
+            if isinstance(hit, _Parsed):
+                return path, hit, None
     parsed = _parse_bytes(data, path, max_bytes)
-    if cache_dir:
-        cache.put_summary(parsed.digest, parsed)
-    return path, parsed, None
+    raw = pickle.dumps(parsed, protocol=pickle.HIGHEST_PROTOCOL) if (cache is not None or as_bytes) else b""
+    if cache is not None:
+        cache.put_raw(parsed.digest, raw)
+    return path, (raw if as_bytes else parsed), None
 
 
 def _init_worker() -> None:
@@ -259,8 +267,9 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
     if not paths:
         return
     jobs = settings.jobs or os.cpu_count() or 1
-    tasks = [(p, settings.max_file_bytes, cache.dir if cache.enabled else None) for p in paths]
-    if jobs > 1 and len(paths) >= PARALLEL_THRESHOLD:
+    pooled = jobs > 1 and len(paths) >= PARALLEL_THRESHOLD
+    tasks = [(p, settings.max_file_bytes, cache.dir if cache.enabled else None, pooled) for p in paths]
+    if pooled:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
         ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
@@ -271,8 +280,15 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
     for path, result, failure in results:
         if failure is not None:
             failures[path] = failure
-        else:
-            parsed[path] = result
+            continue
+        if isinstance(result, bytes):
+            result = Cache.decode(result)
+            if not isinstance(result, _Parsed):  # a damaged cache entry: summarise here instead
+                _, result, failure = _worker((path, settings.max_file_bytes, None, False))
+                if failure is not None:
+                    failures[path] = failure
+                    continue
+        parsed[path] = result
 
 
 def _finish(findings, errors, stats, files, context, rules, start) -> Result:

@@ -75,3 +75,24 @@ def test_astroid_answers_are_remembered_between_runs(tmp_path):
     assert first.stats["astroid_queries"] >= 1
     assert second.stats["astroid_queries"] == 0 and second.stats["astroid_answers"] >= 1
     assert [f.member for f in second.findings] == ["plan_chunks"]
+
+
+def _bridge_on(tmp_path, **limits):
+    from attn_lint.linter.astroid_bridge import AstroidBridge
+    result = analyse([_tree(tmp_path)], Settings(cache_dir=None, astroid=False), keep_context=True)
+    ctx = result.context
+    site, probe = ctx.probes["plan_chunks"][0]
+    digests = {m.file.path: "digest-" + m.name for m in ctx.index.modules.values()}
+    return AstroidBridge(ctx.index, memo={}, digests=digests, **limits), site, probe
+
+
+def test_a_query_that_uses_its_whole_limit_is_not_asked_again(tmp_path):
+    bridge, site, probe = _bridge_on(tmp_path, per_call=1e-6, budget=10.0)
+    assert bridge.infer(site, probe.line, probe.col, "probe") is None
+    assert bridge.timeouts == 1 and list(bridge.memo.values()) == [()]  # remembered: no answer
+
+
+def test_a_query_the_budget_left_no_time_for_is_asked_on_a_later_run(tmp_path):
+    bridge, site, probe = _bridge_on(tmp_path, budget=0.0)
+    assert bridge.infer(site, probe.line, probe.col, "probe") is None
+    assert bridge.memo == {} and bridge.calls == 0
