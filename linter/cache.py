@@ -14,7 +14,6 @@ import hashlib
 import os
 import pickle
 import sys
-import tempfile
 
 from .. import __version__
 from .summary import SUMMARY_VERSION
@@ -123,13 +122,23 @@ class Cache:
     def _store(self, path: str, value) -> None:
         self._write(path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
 
-    @staticmethod
-    def _write(path: str, data: bytes) -> None:
+    _made: set[str] = set()  # folders this process has created or seen: one mkdir each, not one per write
+
+    @classmethod
+    def _write(cls, path: str, data: bytes) -> None:
+        folder = os.path.dirname(path)
+        # A name of this process's own: parallel runs and workers never write the same temporary
+        # file, and the rename makes the entry appear whole or not at all.
+        tmp = os.path.join(folder, f".tmp-{os.getpid()}-{os.path.basename(path)}")
         try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-            with os.fdopen(fd, "wb") as fh:
+            if folder not in cls._made:
+                os.makedirs(folder, exist_ok=True)
+                cls._made.add(folder)
+            with open(tmp, "wb") as fh:
                 fh.write(data)
             os.replace(tmp, path)
         except OSError:
-            pass  # a full disk degrades to no cache, never to a failed run
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass  # a full disk degrades to no cache, never to a failed run

@@ -29,7 +29,7 @@ class Settings:
     jobs: int = 0  # 0: one worker per core
     cache_dir: str | None = field(default_factory=default_cache_dir)  # None: no cache
     astroid: bool = True
-    astroid_budget: float = 2.0
+    astroid_budget: float = 1.0  # seconds of astroid per run, all queries together
     max_file_bytes: int = MAX_FILE_BYTES
 
     def rules(self):
@@ -268,13 +268,16 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
         return
     jobs = settings.jobs or os.cpu_count() or 1
     pooled = jobs > 1 and len(paths) >= PARALLEL_THRESHOLD
+    if pooled:
+        # Largest files first, in small chunks: no worker is left alone with a big file at the end.
+        paths = sorted(paths, key=_size, reverse=True)
     tasks = [(p, settings.max_file_bytes, cache.dir if cache.enabled else None, pooled) for p in paths]
     if pooled:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
         ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker) as pool:
-            results = list(pool.map(_worker, tasks, chunksize=max(1, len(tasks) // (jobs * 8))))
+            results = list(pool.map(_worker, tasks, chunksize=max(1, min(16, len(tasks) // (jobs * 8)))))
     else:
         results = [_worker(t) for t in tasks]
     for path, result, failure in results:
@@ -289,6 +292,13 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
                     failures[path] = failure
                     continue
         parsed[path] = result
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def _finish(findings, errors, stats, files, context, rules, start) -> Result:

@@ -20,6 +20,7 @@ import os
 import pickle
 import signal
 import socket
+import stat
 import struct
 import subprocess
 import sys
@@ -54,12 +55,20 @@ def _name(cache_dir: str) -> str:
 
 
 def socket_path(cache_dir: str) -> str:
-    path = os.path.join(_state_dir(cache_dir), _name(cache_dir) + ".sock")
-    if len(path.encode()) < 100:  # AF_UNIX paths are limited to about 107 bytes
-        return path
-    folder = os.path.join(tempfile.gettempdir(), f"attn-lint-{os.getuid()}")
+    """Where the server for `cache_dir` listens. Raises OSError when that folder is not the user's
+    own: requests and answers are pickles, so nobody else may be able to put a socket there."""
+    folder = _state_dir(cache_dir)
     os.makedirs(folder, mode=0o700, exist_ok=True)
-    return os.path.join(folder, _name(cache_dir) + ".sock")
+    path = os.path.join(folder, _name(cache_dir) + ".sock")
+    if len(path.encode()) >= 100:  # AF_UNIX paths are limited to about 107 bytes
+        folder = os.path.join(tempfile.gettempdir(), f"attn-lint-{os.getuid()}")
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        path = os.path.join(folder, _name(cache_dir) + ".sock")
+    st = os.lstat(folder)
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() \
+            or st.st_mode & 0o022:
+        raise OSError(f"{folder} can be written by others: not using it for the server's socket")
+    return path
 
 
 def log_path(cache_dir: str) -> str:
@@ -307,6 +316,10 @@ def analyse(paths: list[str], settings, idle: float = DEFAULT_IDLE, spawn: bool 
     when the run should happen in this process."""
     if settings.cache_dir is None:
         return None, "the server needs the cache (--no-cache was given)"
+    try:
+        socket_path(settings.cache_dir)
+    except OSError as exc:
+        return None, str(exc)
     for attempt in range(2):
         sock = _connect(settings.cache_dir)
         if sock is None:

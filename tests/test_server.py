@@ -152,3 +152,13 @@ def test_long_cache_paths_use_a_short_socket(tmp_path):
     deep = tmp_path / ("d" * 60) / ("e" * 60)
     path = server.socket_path(str(deep))
     assert len(path.encode()) < 104 and path.endswith(".sock")
+
+
+def test_a_socket_folder_others_can_write_is_refused(tmp_path):
+    cache = tmp_path / "cache"
+    (cache / "server").mkdir(parents=True)
+    os.chmod(cache / "server", 0o777)
+    with pytest.raises(OSError):
+        server.socket_path(str(cache))
+    result, reason = server.analyse([str(FIXTURES / "al001_hidden_hook")], Settings(cache_dir=str(cache)))
+    assert result is None and "written by others" in reason
