@@ -110,7 +110,7 @@ class RunOptions:
 @click.option("--no-astroid", is_flag=True, help="Never ask astroid for receivers the index cannot type.")
 @click.option("--server/--no-server", "server", default=None,
               help="Run through the resident server, starting it when none is running: it keeps the tree in "
-                   "memory, so a run after an edit takes well under a second [default: `server` in "
+                   "memory, so a run after an edit takes under a second [default: `server` in "
                    "pyproject.toml, else off].")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
               help="Read [tool.attn-lint] from this pyproject.toml instead of searching for one.")
