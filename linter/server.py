@@ -14,6 +14,7 @@ talks to old code). Any failure to reach it falls back to an in-process run.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import hashlib
 import os
@@ -296,10 +297,16 @@ def start(cache_dir: str, idle: float = DEFAULT_IDLE) -> None:
             os.replace(log_file, log_file + ".1")  # keep the log small: one old generation
     except OSError:
         pass
+    # The server runs from `/` (it must not keep a project folder busy), so it is told where this
+    # attn_lint was imported from: a checkout used without installing works too.
+    import attn_lint
+    here = os.path.dirname(os.path.dirname(os.path.abspath(attn_lint.__file__)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     with open(log_file, "ab") as log:
         subprocess.Popen([sys.executable, "-m", "attn_lint", "server", "run", "--cache-dir", cache_dir,
                           "--idle", str(idle)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=log, cwd="/", start_new_session=True, close_fds=True)
+                         stderr=log, cwd="/", env=env, start_new_session=True, close_fds=True)
 
 
 def _ready(cache_dir: str, wait: float) -> socket.socket | None:
@@ -316,6 +323,8 @@ def analyse(paths: list[str], settings, idle: float = DEFAULT_IDLE, spawn: bool 
     when the run should happen in this process."""
     if settings.cache_dir is None:
         return None, "the server needs the cache (--no-cache was given)"
+    # The server works from `/`; a relative cache folder must mean the same folder to both sides.
+    settings = dataclasses.replace(settings, cache_dir=os.path.abspath(settings.cache_dir))
     try:
         socket_path(settings.cache_dir)
     except OSError as exc:

@@ -162,3 +162,18 @@ def test_a_socket_folder_others_can_write_is_refused(tmp_path):
         server.socket_path(str(cache))
     result, reason = server.analyse([str(FIXTURES / "al001_hidden_hook")], Settings(cache_dir=str(cache)))
     assert result is None and "written by others" in reason
+
+
+def test_relative_cache_folder_and_paths(tmp_path):
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "al001_hidden_hook", tree)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "attn_lint", "--server", "--format", "json", "--cache-dir",
+                               "rel-cache", "tree"], capture_output=True, text=True, env=_env(), cwd=tmp_path,
+                              timeout=120)
+        assert "running without the server" not in proc.stderr, proc.stderr
+        doc = json.loads(proc.stdout)
+        assert doc["stats"].get("server") is True and doc["findings"][0]["path"].startswith("serving/")
+        assert (tmp_path / "rel-cache" / "server").is_dir()
+    finally:
+        server.control(str(tmp_path / "rel-cache"), "stop")
