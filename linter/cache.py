@@ -23,7 +23,7 @@ ANALYSIS_MODULES = {"summary.py", "discover.py", "index.py", "resolve.py", "fami
                     "signature.py", "astroid_bridge.py", "engine.py", "findings.py", "facts.py"}
 
 
-def _code_digest(only: str | None = None) -> str:
+def code_digest(only: str | None = None) -> str:
     """A digest of the analyser's own code: an edited rule must never be answered from the cache."""
     h = hashlib.blake2b(digest_size=8)
     here = os.path.dirname(os.path.abspath(__file__))
@@ -43,10 +43,10 @@ def _code_digest(only: str | None = None) -> str:
 
 
 TOOL_KEY = (f"{__version__}-s{SUMMARY_VERSION}-py{sys.version_info[0]}{sys.version_info[1]}-"
-            f"{_code_digest()}")
+            f"{code_digest()}")
 # Summaries depend only on the per-file pass, so rule edits keep them.
 SUMMARY_KEY = f"{__version__}-s{SUMMARY_VERSION}-py{sys.version_info[0]}{sys.version_info[1]}-" \
-              f"{_code_digest('summary.py')}"
+              f"{code_digest('summary.py')}"
 
 
 def default_cache_dir() -> str:

@@ -6,10 +6,11 @@ The server is a background process that keeps summaries, per-module facts (facts
 parsed modules in memory: a run stats the tree, re-summarises what changed and re-runs the
 tree-wide passes. Findings are the same as a one-shot run's; only where the work happens differs.
 
-One server per cache folder and attn-lint build. Clients reach it over a Unix socket that only
-the user can open; it answers one run at a time, and exits after `idle` seconds without a run,
-on `attn-lint server stop`, or when a client of a different build asks (so an upgrade never
-talks to old code). Any failure to reach it falls back to an in-process run.
+One server per cache folder and attn-lint build (the socket's name carries the build's key). Clients
+reach it over a Unix socket that only the user can open; it answers one run at a time, and exits
+after `idle` seconds without a run, on `attn-lint server stop`, when attn-lint's code changes on
+disk, or when a client of a different build reaches it. Any failure to use it falls back to an
+in-process run.
 """
 
 from __future__ import annotations
@@ -30,20 +31,22 @@ import time
 import traceback
 
 from .. import __version__
-from .cache import Cache, _code_digest
+from .cache import Cache, code_digest
 
 DEFAULT_IDLE = 1800.0  # seconds without a run before the server exits
 QUIET_BEFORE_COLLECTING = 3.0  # seconds without a run before the garbage collector runs
 _HEADER = struct.Struct("!Q")
+_RESULTS_KEPT = 16  # whole-run results kept in memory (one per recent set of files and settings)
+
+
 def _build_key() -> str:
     """This build of attn-lint as the server protocol sees it: the analysis code (TOOL_KEY), the
     server and cache code themselves, the version and the interpreter, as they are on disk now."""
-    tool = f"{__version__}-{_code_digest()}-{_code_digest('server.py')}-{_code_digest('cache.py')}"
+    tool = f"{__version__}-{code_digest()}-{code_digest('server.py')}-{code_digest('cache.py')}"
     return hashlib.blake2b(f"{tool}|{sys.executable}".encode(), digest_size=8).hexdigest()
 
 
 SERVER_KEY = _build_key()
-_RESULTS_KEPT = 16  # whole-run results kept in memory (one per recent set of files and settings)
 
 
 # --- where the server lives ----------------------------------------------------------------------
