@@ -486,6 +486,10 @@ def server_start(cache_dir, idle):
     """Start the server in the background (nothing happens if one is running)."""
     from . import server
     directory = _server_cache_dir(cache_dir)
+    try:
+        server.socket_path(directory)
+    except OSError as exc:
+        raise click.ClickException(str(exc)) from exc
     if server.control(directory, "ping") is None:
         server.start(directory, idle or server.DEFAULT_IDLE)
         if server._ready(directory, 15.0) is None:

@@ -28,6 +28,7 @@ class SourceFile:
 # it read (walked, or looked at for __init__.py) has a new mtime. Adding, removing or renaming an
 # entry changes its folder's mtime; editing a file does not, and needs no new discovery.
 REMEMBER = False
+REMEMBERED_KEPT = 8  # path sets whose discovery is kept
 _REMEMBERED: dict[tuple, tuple[list[tuple[str, int]], list[SourceFile], list[FileError]]] = {}
 _consulted: set[str] | None = None
 
@@ -55,10 +56,11 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> tuple[list[Sour
     finally:
         _consulted = None
     # A folder changed while it was being read may have been listed before the change: not reused.
+    _REMEMBERED.pop(key, None)
     if all(m < started - 1_000_000_000 for _, m in folders):
         _REMEMBERED[key] = (folders, list(files), list(errors))
-    else:
-        _REMEMBERED.pop(key, None)
+        while len(_REMEMBERED) > REMEMBERED_KEPT:
+            _REMEMBERED.pop(next(iter(_REMEMBERED)))
     return files, errors
 
 

@@ -37,6 +37,7 @@ DEFAULT_IDLE = 1800.0  # seconds without a run before the server exits
 QUIET_BEFORE_COLLECTING = 3.0  # seconds without a run before the garbage collector runs
 _HEADER = struct.Struct("!Q")
 _RESULTS_KEPT = 16  # whole-run results kept in memory (one per recent set of files and settings)
+_PATH_SETS_KEPT = 8  # sets of analysed paths whose summaries stay in memory (as engine.RUNS_KEPT)
 
 
 def _build_key() -> str:
@@ -128,21 +129,26 @@ class ResidentCache(Cache):
 
     def load(self, name: str):
         if name in self.named:
-            return self.named[name]
+            value = self.named.pop(name)  # re-inserted: the dict's order is the order of last use
+            self.named[name] = value
+            return value
         value = super().load(name)
         if value is not None:
             self.named[name] = value
         return value
 
     def store(self, name: str, value) -> None:
+        self.named.pop(name, None)
         self.named[name] = value
         super().store(name, value)
 
     def trim(self) -> None:
-        """Keep only summaries some path set still uses, and the most recent results."""
-        results = [k for k in self.named if k.startswith("result-")]
-        for k in results[:-_RESULTS_KEPT]:
-            del self.named[k]
+        """Keep the results and file maps of the most recent runs, and only the summaries those
+        file maps still name."""
+        for prefix, kept in (("result-", _RESULTS_KEPT), ("stat-", _PATH_SETS_KEPT)):
+            names = [k for k in self.named if k.startswith(prefix)]
+            for k in names[:-kept]:
+                del self.named[k]
         live = set()
         for k, v in self.named.items():
             if k.startswith("stat-") and isinstance(v, dict):
@@ -182,7 +188,7 @@ def serve(cache_dir: str, idle: float = DEFAULT_IDLE) -> int:
 
     signal.signal(signal.SIGTERM, _stop)
     cache = ResidentCache(cache_dir)
-    engine.RUNS_KEPT = 8  # facts of several path sets (projects, pre-commit subsets) stay warm
+    engine.RUNS_KEPT = _PATH_SETS_KEPT  # facts of several path sets (projects, pre-commit subsets) stay warm
     discover.REMEMBER = True
     _log(f"serving {cache_dir} at {path} (pid {os.getpid()}, idle limit {idle:.0f} s)")
     last_run = time.monotonic()
