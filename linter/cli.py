@@ -110,8 +110,8 @@ class RunOptions:
 @click.option("--no-astroid", is_flag=True, help="Never ask astroid for receivers the index cannot type.")
 @click.option("--server/--no-server", "server", default=None,
               help="Run through the resident server, starting it when none is running: it keeps the tree in "
-                   "memory, so a run after an edit takes under a second [default: `server` in "
-                   "pyproject.toml, else off].")
+                   "memory, so a run after an edit takes under a second. --no-server: never use it "
+                   "[default: `server` in pyproject.toml; without it, a server already running is used].")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
               help="Read [tool.attn-lint] from this pyproject.toml instead of searching for one.")
 @click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
@@ -247,12 +247,14 @@ def _analyse(resolved: Resolved, keep_context: bool = False) -> Result:
 def _analyse_here_or_served(resolved: Resolved, keep_context: bool) -> Result:
     # The server cannot hand back the in-memory context that --fix and --verify work on, and a CI
     # job runs once: a background process would only outlive it.
-    if resolved.server and not keep_context and not os.environ.get("CI"):
+    if resolved.server != "off" and not keep_context and not os.environ.get("CI"):
         from . import server
-        result, problem = server.analyse(resolved.paths, resolved.settings)
+        asked = resolved.server == "start"
+        result, problem = server.analyse(resolved.paths, resolved.settings, spawn=asked)
         if result is not None:
             return result
-        click.echo(f"attn-lint: running without the server: {problem}", err=True)
+        if asked or problem.startswith("the server"):  # not asked for: quiet unless one failed
+            click.echo(f"attn-lint: running without the server: {problem}", err=True)
     return analyse(resolved.paths, resolved.settings, keep_context=keep_context)
 
 
@@ -487,7 +489,7 @@ def server_start(cache_dir, idle):
     from . import server
     directory = _server_cache_dir(cache_dir)
     try:
-        server.socket_path(directory)
+        server.socket_path(directory, create=True)
     except OSError as exc:
         raise click.ClickException(str(exc)) from exc
     if server.control(directory, "ping") is None:

@@ -242,7 +242,9 @@ class Resolved:
     extra_family_bases: tuple[str, ...]
     sources: dict[str, str]
     exclude: tuple[str, ...] = ()  # as configured (the Settings hold them rebased to each path too)
-    server: bool = False  # run through the resident server (linter/server.py)
+    # The resident server (linter/server.py): "start" (start one when none runs), "if-running"
+    # (use one that runs, the default), "off".
+    server: str = "if-running"
 
     def per_file_ignored(self, abs_path: str, code: str) -> bool:
         if not self.per_file_ignores:
@@ -308,7 +310,7 @@ def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=Non
     fmt_ = pick("format", fmt, cfg.format or "text", fmt is not None)
     n_jobs = pick("jobs", jobs, cfg.jobs if cfg.jobs is not None else 0, jobs is not None)
     use_astroid = pick("astroid", False, cfg.astroid if cfg.astroid is not None else True, no_astroid)
-    use_server = pick("server", server, bool(cfg.server), server is not None)
+    use_server = pick("server", server, cfg.server, server is not None)
 
     if paths:
         run_paths = list(paths)
@@ -333,7 +335,8 @@ def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=Non
     return Resolved(settings=settings, config=cfg, paths=run_paths, fmt=fmt_,
                     per_file_ignores=dict(cfg.per_file_ignores), severity=dict(cfg.severity),
                     extra_family_bases=cfg.extra_family_bases, sources=sources, exclude=exc,
-                    server=bool(use_server) and settings.cache_dir is not None)
+                    server="off" if use_server is False or settings.cache_dir is None else
+                    "start" if use_server else "if-running")
 
 
 def _rel(path: str) -> str:

@@ -36,6 +36,7 @@ from .cache import Cache, code_digest
 DEFAULT_IDLE = 1800.0  # seconds without a run before the server exits
 QUIET_BEFORE_COLLECTING = 3.0  # seconds without a run before the garbage collector runs
 _HEADER = struct.Struct("!Q")
+NOT_RUNNING = "no server is running"
 _RESULTS_KEPT = 16  # whole-run results kept in memory (one per recent set of files and settings)
 _PATH_SETS_KEPT = 8  # sets of analysed paths whose summaries stay in memory (as engine.RUNS_KEPT)
 
@@ -59,16 +60,19 @@ def _name(cache_dir: str) -> str:
     return hashlib.blake2b(f"{SERVER_KEY}|{os.path.abspath(cache_dir)}".encode(), digest_size=8).hexdigest()
 
 
-def socket_path(cache_dir: str) -> str:
-    """Where the server for `cache_dir` listens. Raises OSError when that folder is not the user's
-    own: requests and answers are pickles, so nobody else may be able to put a socket there."""
+def socket_path(cache_dir: str, create: bool = False) -> str:
+    """Where the server for `cache_dir` listens (its folder made with `create`). Raises OSError
+    when that folder is not the user's own: requests and answers are pickles, so nobody else may
+    be able to put a socket there."""
     folder = _state_dir(cache_dir)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
     path = os.path.join(folder, _name(cache_dir) + ".sock")
     if len(path.encode()) >= 100:  # AF_UNIX paths are limited to about 107 bytes
         folder = os.path.join(tempfile.gettempdir(), f"attn-lint-{os.getuid()}")
-        os.makedirs(folder, mode=0o700, exist_ok=True)
         path = os.path.join(folder, _name(cache_dir) + ".sock")
+    if create:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    elif not os.path.isdir(folder):
+        return path  # nothing has ever listened there
     st = os.lstat(folder)
     if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() \
             or st.st_mode & 0o022:
@@ -170,7 +174,7 @@ def serve(cache_dir: str, idle: float = DEFAULT_IDLE) -> int:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return 3  # another server holds this cache folder: let it serve
-    path = socket_path(cache_dir)
+    path = socket_path(cache_dir, create=True)
     try:
         os.unlink(path)  # left by a server that was killed: the lock says none is running
     except FileNotFoundError:
@@ -342,7 +346,7 @@ def analyse(paths: list[str], settings, idle: float = DEFAULT_IDLE, spawn: bool 
         sock = _connect(settings.cache_dir)
         if sock is None:
             if not spawn:
-                return None, "no server is running"
+                return None, NOT_RUNNING
             start(settings.cache_dir, idle)
             sock = _ready(settings.cache_dir, 15.0)
             if sock is None:

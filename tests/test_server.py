@@ -177,3 +177,20 @@ def test_relative_cache_folder_and_paths(tmp_path):
         assert (tmp_path / "rel-cache" / "server").is_dir()
     finally:
         server.control(str(tmp_path / "rel-cache"), "stop")
+
+
+def test_a_running_server_is_used_unless_refused(tmp_path, cache):
+    tree = FIXTURES / "al001_hidden_hook"
+
+    def run(*flags):
+        proc = cli(*flags, "--format", "json", "--cache-dir", cache, tree)
+        return proc, json.loads(proc.stdout)
+
+    proc, doc = run()  # none running: in-process, and nothing said about it
+    assert doc["stats"].get("server") is None and proc.stderr == ""
+    assert not (cache / "server").exists()  # a plain run starts nothing, creates nothing
+    assert cli("server", "start", "--cache-dir", cache).returncode == 0
+    _, doc = run()
+    assert doc["stats"].get("server") is True  # one is running: used
+    _, doc = run("--no-server")
+    assert doc["stats"].get("server") is None
