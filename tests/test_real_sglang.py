@@ -175,3 +175,52 @@ def test_unpacked_trees_are_reused(tmp_path, monkeypatch):
     assert not (tree / "sglang-9.9.9.dist-info").exists()
     (wheels / "sglang-9.9.9-py3-none-any.whl").unlink()
     assert sglang_tree("9.9.9") == tree
+
+
+def test_server_matches_one_shot_runs_on_real_code_through_edits(tmp_path):
+    """The resident server against in-process runs on sglang's attention backends, through edits
+    that add a wrapper, a probe site and a bad delegation call, and a deleted file."""
+    import json
+
+    from attn_lint.linter import server
+
+    # The attention backends under their own package path, so that sglang's absolute imports resolve.
+    tree = tmp_path / "sglang"
+    attention = tree / "srt" / "layers" / "attention"
+    shutil.copytree(sglang_tree("0.5.12.post1") / "sglang" / "srt" / "layers" / "attention", attention)
+    (tree / "__init__.py").write_text("")
+    cache = tmp_path / "cache"
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+
+    def findings(*flags):
+        proc = subprocess.run([sys.executable, "-m", "attn_lint", *flags, "--format", "json", "--cache-dir",
+                               str(cache), str(tree)], capture_output=True, text=True, env=env, timeout=300)
+        doc = json.loads(proc.stdout)
+        assert (doc["stats"].get("server") is True) == (flags == ("--server",)), proc.stderr
+        return doc["findings"]
+
+    base = attention / "base_attn_backend.py"
+    edits = [
+        (base, "\n\nclass _Wrap(AttentionBackend):\n    def __init__(self, inner: AttentionBackend):\n"
+               "        self.inner = inner\n\n    def forward(self, *args, **kwargs):\n"
+               "        return self.inner.forward(*args, **kwargs)\n"),
+        (base, "\n\ndef _probe(backend: AttentionBackend, batch):\n"
+               "    if hasattr(backend, 'init_mha_chunk_metadata'):\n        backend.init_mha_chunk_metadata(batch)\n"),
+        (base, "\n\ndef _call(backend: AttentionBackend):\n"
+               "    init = getattr(backend, 'init_mha_chunk_metadata', None)\n    if init:\n        init(1, 2, 3, 4)\n"),
+    ]
+    try:
+        counts = [len(findings("--server"))]
+        assert findings("--server") == findings("--no-server")
+        for path, text in edits:
+            with open(path, "a") as fh:
+                fh.write(text)
+            served = findings("--server")
+            assert served == findings("--no-server")
+            counts.append(len(served))
+        victim = attention / "flashinfer_mla_backend.py"  # one of the hook's owners
+        victim.unlink()
+        assert findings("--server") == findings("--no-server")
+        assert len(set(counts)) > 1  # the edits changed what is found: the comparison saw real changes
+    finally:
+        server.control(str(cache), "stop")
