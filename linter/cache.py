@@ -72,30 +72,21 @@ class Cache:
         return os.path.join(self.dir, "summaries", digest[:2], digest + ".pickle")
 
     def get_summary(self, digest: str):
-        if not self.enabled:
-            return None
-        return self._load(self._summary_path(digest))
-
-    def put_summary(self, digest: str, value) -> None:
-        if self.enabled:
-            self._store(self._summary_path(digest), value)
+        return self.decode(self.get_raw(digest))
 
     def get_raw(self, digest: str) -> bytes | None:
         """A summary's pickle as stored (a pool worker passes it on without unpickling)."""
-        if not self.enabled:
-            return None
-        try:
-            with open(self._summary_path(digest), "rb") as fh:
-                return fh.read()
-        except OSError:
-            return None
+        return self._read(self._summary_path(digest)) if self.enabled else None
 
     def put_raw(self, digest: str, raw: bytes) -> None:
         if self.enabled:
             self._write(self._summary_path(digest), raw)
 
     @staticmethod
-    def decode(raw: bytes):
+    def decode(raw: bytes | None):
+        """The value of a stored pickle; None for a missing or damaged entry (a miss)."""
+        if raw is None:
+            return None
         try:
             return pickle.loads(raw)
         except (EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError, IndexError):
@@ -111,12 +102,16 @@ class Cache:
         if self.enabled:
             self._store(os.path.join(self.dir, name), value)
 
+    @classmethod
+    def _load(cls, path: str):
+        return cls.decode(cls._read(path))
+
     @staticmethod
-    def _load(path: str):
+    def _read(path: str) -> bytes | None:
         try:
             with open(path, "rb") as fh:
-                return pickle.load(fh)
-        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
+                return fh.read()
+        except OSError:
             return None
 
     def _store(self, path: str, value) -> None:

@@ -63,8 +63,7 @@ class _Parsed:
     error: tuple[str, str, int] | None  # (kind, message, line)
 
 
-def _parse_bytes(data: bytes, path: str, max_bytes: int) -> _Parsed:
-    digest = content_hash(data)
+def _parse_bytes(data: bytes, path: str, max_bytes: int, digest: str) -> _Parsed:
     if len(data) > max_bytes:
         return _Parsed(digest, None, ("too-large", f"{len(data) / 1e6:.1f} MB is over the "
                                                    f"{max_bytes / 1e6:.0f} MB limit; skipped", 0))
@@ -93,16 +92,17 @@ def _worker(args: tuple[str, int, str | None, bool]) -> tuple[str, _Parsed | byt
     except OSError as exc:
         return path, None, exc.strerror or str(exc)
     cache = Cache(cache_dir) if cache_dir else None
+    digest = content_hash(data)
     if cache is not None:
         # Same content seen before (another checkout, a moved tree, a reverted edit): no parse.
-        raw = cache.get_raw(content_hash(data))
+        raw = cache.get_raw(digest)
         if raw is not None:
             if as_bytes:
                 return path, raw, None
             hit = Cache.decode(raw)
             if isinstance(hit, _Parsed):
                 return path, hit, None
-    parsed = _parse_bytes(data, path, max_bytes)
+    parsed = _parse_bytes(data, path, max_bytes, digest)
     raw = pickle.dumps(parsed, protocol=pickle.HIGHEST_PROTOCOL) if (cache is not None or as_bytes) else b""
     if cache is not None:
         cache.put_raw(parsed.digest, raw)

@@ -124,10 +124,6 @@ class ResidentCache(Cache):
                 self.summaries[digest] = hit
         return hit
 
-    def put_summary(self, digest: str, value) -> None:
-        self.summaries[digest] = value
-        super().put_summary(digest, value)
-
     def keep(self, digest: str, value) -> None:
         self.summaries[digest] = value
 
