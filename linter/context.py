@@ -8,7 +8,7 @@ from . import facts as module_facts
 from .facts import Site
 from .families import FamilyModel
 from .index import TreeIndex
-from .resolve import NOTHING, Resolution, Resolver, Scope
+from .resolve import NOTHING, Resolution, Resolver
 from .summary import CallSite, Probe
 
 
@@ -20,7 +20,6 @@ class Context:
     probes: dict[str, list[tuple[Site, Probe]]] = field(default_factory=dict)
     member_calls: dict[str, list[tuple[Site, CallSite, tuple]]] = field(default_factory=dict)
     fallback: object | None = None  # an AstroidBridge, asked only where the index has no answer
-    probed: set = field(default_factory=set)  # (id(function), member, receiver ref) of every probe
     _memo: dict = field(default_factory=dict)
 
     # Member calls whose target may vary by design, and calls on `self` attributes by class
@@ -39,7 +38,6 @@ class Context:
                 ctx.probes.setdefault(member, []).extend(entries)
             for member, entries in f.member_calls.items():
                 ctx.member_calls.setdefault(member, []).extend(entries)
-            ctx.probed |= f.probed
             ctx.optional_candidates.extend(f.optional_candidates)
             ctx.self_attr_calls.update(f.self_attr_calls)
         return ctx

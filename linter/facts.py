@@ -52,7 +52,6 @@ class UnwrapHint:
 class ModuleFacts:
     probes: dict[str, list[tuple[Site, Probe]]]  # member -> (site, probe)
     member_calls: dict[str, list[tuple[Site, CallSite, tuple]]]  # member -> (site, call, (receiver, member, how))
-    probed: set[tuple]  # (id(function), member, receiver ref) of every probe
     # Member calls whose target may vary by design: through getattr, on `self` for a member the
     # class does not declare itself, or guarded by a probe of the same member in the same function.
     optional_candidates: list[tuple[Site, CallSite, tuple]]
@@ -101,7 +100,7 @@ def scopes_of(module: str, summary: ModuleSummary) -> list[tuple[str | None, Fun
 
 
 def _compute(module: str, path: str, summary: ModuleSummary) -> ModuleFacts:
-    facts = ModuleFacts({}, {}, set(), [], {}, [], {}, [])
+    facts = ModuleFacts({}, {}, [], {}, [], {}, [])
     declared: dict[str, set[str]] = {}  # class -> members it declares itself
     for cname, cinfo in summary.classes.items():
         names = declared[f"{module}.{cname}"] = set(cinfo.methods) | set(cinfo.attrs)
@@ -110,10 +109,10 @@ def _compute(module: str, path: str, summary: ModuleSummary) -> ModuleFacts:
     for cqual, fn in scopes_of(module, summary):
         site = None
         self_name = fn.params[0].name if cqual and fn.params else None
+        probed = {(p.member, p.receiver) for p in fn.probes}
         for probe in fn.probes:
             site = site or Site(module, cqual, fn, path)
             facts.probes.setdefault(probe.member, []).append((site, probe))
-            facts.probed.add((id(fn), probe.member, probe.receiver))
         for call in fn.calls:
             target = member_target(fn, call.func)
             if target is None:
@@ -122,7 +121,7 @@ def _compute(module: str, path: str, summary: ModuleSummary) -> ModuleFacts:
             entry = (site, call, target)
             recv, member, how = target
             facts.member_calls.setdefault(member, []).append(entry)
-            if how == "getattr" or (id(fn), member, recv) in facts.probed or (
+            if how == "getattr" or (member, recv) in probed or (
                     self_name is not None and recv == ("name", self_name) and member not in declared[cqual]):
                 facts.optional_candidates.append(entry)
             elif self_name is not None and mentions_self_attr(recv, fn, self_name, None):

@@ -118,21 +118,27 @@ class Runner:
     ]
 
     def check(self, ctx: Context) -> Iterable[Finding]:
+        """Calls that treat `member` as optional or delegated, so that their target varies by
+        design: through `getattr(obj, "m", None)`, guarded by a probe of the same member on the
+        same receiver in the same function, a base class calling on `self` a member only its
+        subclasses define (these three are `ctx.optional_candidates`), or a wrapper forwarding to
+        its own delegate. An unguarded call of an undeclared member on a base-typed receiver is an
+        attribute error waiting for any implementation that lacks it, which type checkers report.
+        """
         index, model = ctx.index, ctx.model
-        # Only calls that can be optional uses: a few percent of all member calls. Calls through a
-        # `self` attribute count only inside wrappers (forwarding to their delegates).
         candidates = list(ctx.optional_candidates)
         for wq in model.wrappers:
-            candidates.extend(ctx.self_attr_calls.get(wq, ()))
+            candidates.extend(c for c in ctx.self_attr_calls.get(wq, ())
+                              if model.reads_own_delegate(wq, c[0].fn, c[2][0]))
         for site, call, (recv, member, how) in sorted(candidates, key=lambda c: c[2][1]):
-            if not self._optional_use(ctx, site, recv, member, how):
-                continue
-            if how != "getattr" and site.cls and site.fn.params and recv == ("name", site.fn.params[0].name) \
-                    and site.fn.kind in ("method", "property") and index.lookup(site.cls, member) is not None:
-                continue  # `self.m()` of an inherited member: declared, so not this rule's concern
             res = ctx.receiver_types(site, recv)
+            # A member the static type declares (own or inherited) has a contract that type
+            # checkers already hold calls to; implementations that break it are an override
+            # problem. This rule is about what no checker sees: undeclared members (optional
+            # hooks, implementation-specific methods reached through a probe or a delegate),
+            # where every reachable implementation must bind.
             statics = sorted(t for t in res.instances() if t in model.family_members and
-                             model.is_polymorphic(t) and not self._declared(index, t, member, call))
+                             model.is_polymorphic(t) and index.lookup(t, member) is None)
             if not statics:
                 continue
             shape = CallShape.of(call)
@@ -150,40 +156,10 @@ class Runner:
                                  implicit=0 if fn.kind == "staticmethod" else 1)
                 (rejecting if err else accepting).append((impl, owner, fn, err))
             if rejecting:
-                yield self._report(ctx, site, call, member, how, res, statics, rejecting, accepting)
+                yield self._report(ctx, site, call, shape, member, how, res, statics, rejecting, accepting)
 
-    @staticmethod
-    def _optional_use(ctx: Context, site, recv, member: str, how: str) -> bool:
-        """The call treats `member` as optional or delegated, so its target varies by design.
-
-        A call through `getattr(obj, "m", None)`, a call guarded by a probe of the same member on
-        the same receiver in the same function, a wrapper forwarding to its own delegate, or a
-        base class calling on `self` a member only its subclasses define.
-        An unguarded call of an undeclared member on a base-typed receiver is an attribute
-        error waiting for any implementation that lacks it, which type checkers report.
-        """
-        if how == "getattr":
-            return True
-        if site.cls and site.fn.params and recv == ("name", site.fn.params[0].name):
-            return True  # `self.m(...)` of a member the class leaves to its subclasses
-        if (id(site.fn), member, recv) in ctx.probed:
-            return True
-        return ctx.model.reads_own_delegate(site.cls, site.fn, recv)
-
-    @staticmethod
-    def _declared(index, static: str, member: str, call) -> bool:
-        """Whether the receiver's static type declares `member` (own or inherited).
-
-        A declared member has a contract that type checkers already hold calls to; implementations
-        that break it are an override problem. This rule is about what no checker sees: members
-        the static type does not declare (optional hooks, implementation-specific methods reached
-        through `hasattr`/`getattr` or a delegate), where every reachable implementation must bind.
-        """
-        return index.lookup(static, member) is not None
-
-    def _report(self, ctx, site, call, member, how, res, statics, rejecting, accepting) -> Finding:
+    def _report(self, ctx, site, call, shape, member, how, res, statics, rejecting, accepting) -> Finding:
         index = ctx.index
-        shape = CallShape.of(call)
         call_text = (f"`{member}` through `getattr`" if how == "getattr" else f"`.{member}(...)`")
         evidence: list[Evidence] = [Evidence(site.path, call.line,
                                              f"{call_text} in `{site.where}` passes {shape.describe()}; the "
