@@ -68,7 +68,7 @@ _RUNS: dict[str, set[tuple[int, str, str]]] = {}  # run name -> the keys it used
 
 def facts_of(module: str, path: str, summary: ModuleSummary) -> ModuleFacts:
     # The summary is held beside its facts, so its id cannot be reused while the entry lives.
-    key = (id(summary), module, path)
+    key = key_of(module, path, summary)
     hit = _FACTS.get(key)
     if hit is None:
         hit = _FACTS[key] = (summary, _compute(module, path, summary))
@@ -138,7 +138,7 @@ def _compute(module: str, path: str, summary: ModuleSummary) -> ModuleFacts:
             forwarded_attrs(fn, fn.params[0].name, facts.receiver_attrs.setdefault(cqual, set()))
         steps: set[str] = set()
         for local, values in fn.locals.items():
-            steps |= steps_down(local, values, None)
+            steps |= steps_down(local, values)
         if fn.probes or steps:
             own_self = fn.params[0].name if fn.params else None
             facts.unwrap_hints.append(UnwrapHint(cqual, fn, tuple(
@@ -180,15 +180,14 @@ def _self_attrs_in(ref, fn: FunctionInfo, self_name: str, out: set[str], depth: 
             _self_attrs_in(item, fn, self_name, out, depth + 1, through_locals)
 
 
-def steps_down(local: str, values: tuple, names: frozenset[str] | None) -> set[str]:
+def steps_down(local: str, values: tuple) -> set[str]:
     """`b = b.full_attn_backend` (or `getattr(b, "primary", b)`): a loop variable walking down
-    through wrappers. Returns the attribute names (of `names`; None: any) it walks through."""
+    through wrappers. Returns the attribute names it walks through."""
     out = set()
     for value in values:
         while isinstance(value, tuple) and value and value[0] == "union":
             value = value[1][0] if value[1] else None
-        if isinstance(value, tuple) and value and value[0] in ("attr", "getattr") \
-                and (names is None or value[2] in names) and value[1] == ("name", local):
+        if isinstance(value, tuple) and value and value[0] in ("attr", "getattr") and value[1] == ("name", local):
             out.add(value[2])
     return out
 

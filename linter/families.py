@@ -15,7 +15,7 @@ from functools import cached_property
 from .findings import Evidence
 from .index import TreeIndex
 from .resolve import Resolver, Scope, describe_type
-from .facts import ModuleFacts, facts_of, mentions_self_attr
+from .facts import ModuleFacts, mentions_self_attr
 from .summary import FunctionInfo, member_target, root_name
 
 
@@ -34,6 +34,11 @@ class Wrapper:
     forwards: list[Evidence] = field(default_factory=list)
     forwarded: set[str] = field(default_factory=set)  # members it calls or probes on its delegates
 
+    @property
+    def attrs(self) -> set[str]:
+        """The names of the attributes holding its delegates."""
+        return {d.attr for d in self.delegates}
+
     def delegate_types(self) -> set[str]:
         out: set[str] = set()
         for d in self.delegates:
@@ -42,13 +47,13 @@ class Wrapper:
 
 
 class FamilyModel:
-    def __init__(self, index: TreeIndex, resolver: Resolver, facts: dict[str, ModuleFacts] | None = None):
+    def __init__(self, index: TreeIndex, resolver: Resolver, facts: dict[str, ModuleFacts]):
         self.index = index
         self.resolver = resolver
-        self.facts = facts if facts is not None else {
-            m.name: facts_of(m.name, m.file.display, m.summary) for m in index.modules.values()}
+        self.facts = facts  # module name -> what the passes below read from that module
         self._provided_memo: dict[tuple, dict[str, set[str]]] = {}
         self._structure_memo: dict[str, frozenset[str]] = {}
+        self._forwarding_memo: dict[tuple, tuple[list[Evidence], set[str]]] = {}
 
     @cached_property
     def family_members(self) -> dict[str, frozenset[str]]:
@@ -129,7 +134,7 @@ class FamilyModel:
         out: dict[int, frozenset[str]] = {}
         for facts in self.facts.values():
             for hint in facts.unwrap_hints:
-                own = {d.attr for d in self.wrappers[hint.cls].delegates} if hint.cls in self.wrappers else ()
+                own = self.wrappers[hint.cls].attrs if hint.cls in self.wrappers else ()
                 found = {m for m, on_self in hint.probes if m in names and not (m in own and on_self)}
                 found |= hint.steps & names
                 if found:
@@ -177,16 +182,13 @@ class FamilyModel:
         over `self.backends`), as opposed to any other receiver."""
         if site_cls is None or site_cls not in self.wrappers or not fn.params:
             return False
-        attrs = {d.attr for d in self.wrappers[site_cls].delegates}
-        return mentions_self_attr(ref, fn, fn.params[0].name, attrs) is not None
+        return mentions_self_attr(ref, fn, fn.params[0].name, self.wrappers[site_cls].attrs) is not None
 
     def is_wrapper_internal(self, site_cls: str | None, fn: FunctionInfo, ref: tuple | None) -> bool:
         """A wrapper's own code reading its delegates (not itself): never a probe of a wrapper."""
         if site_cls is None or site_cls not in self.wrappers or not fn.params:
             return False
-        self_name = fn.params[0].name
-        return root_name(ref) != self_name or mentions_self_attr(
-            ref, fn, self_name, {d.attr for d in self.wrappers[site_cls].delegates}) is not None
+        return root_name(ref) != fn.params[0].name or self.reads_own_delegate(site_cls, fn, ref)
 
     @cached_property
     def wrappers(self) -> dict[str, Wrapper]:
@@ -330,17 +332,27 @@ class FamilyModel:
                                           res.steps + (Evidence(entry.file.display, entry.info.line, note),)))
         if not delegates:
             return None
-        names = {d.attr for d in delegates}
+        names = frozenset(d.attr for d in delegates)
         forwards: list[Evidence] = []
         forwarded: set[str] = set()
         for c in self.index.mro(qual):
-            forwards.extend(self._forwarding_sites(self.index.classes[c], names, forwarded))
+            evidence, members = self._forwarding_sites(c, names)
+            forwards.extend(evidence)
+            forwarded |= members
         if not forwards:
             return None
         return Wrapper(qual, delegates, forwards, forwarded)
 
-    def _forwarding_sites(self, entry, delegate_attrs: set[str], forwarded: set[str]) -> list[Evidence]:
+    def _forwarding_sites(self, qual: str, delegate_attrs: frozenset[str]) -> tuple[list[Evidence], set[str]]:
+        """Calls and probes in class `qual`'s own methods through those attributes, and the members
+        they reach. Shared by every subclass that holds the same delegates."""
+        key = (qual, delegate_attrs)
+        hit = self._forwarding_memo.get(key)
+        if hit is not None:
+            return hit
+        entry = self.index.classes[qual]
         out: list[Evidence] = []
+        forwarded: set[str] = set()
         for fn in entry.info.methods.values():
             self_name = fn.params[0].name if fn.params else None
             if self_name is None:
@@ -359,4 +371,5 @@ class FamilyModel:
                     forwarded.add(probe.member)
                     out.append(Evidence(entry.file.display, probe.line,
                                         f"`{entry.info.name}.{fn.name}` probes `{probe.member}` on `self.{attr}`"))
-        return out
+        self._forwarding_memo[key] = (out, forwarded)
+        return out, forwarded

@@ -29,10 +29,6 @@ class ClassEntry:
     info: ClassInfo
     file: SourceFile
 
-    @property
-    def short(self) -> str:
-        return self.info.name
-
 
 @dataclass(frozen=True, slots=True)
 class Symbol:
