@@ -14,6 +14,7 @@ import threading
 import time
 from contextlib import contextmanager
 
+from .discover import import_root
 from .findings import Evidence
 from .index import TreeIndex
 from .resolve import Resolution
@@ -85,17 +86,7 @@ class AstroidBridge:
 
     def _import_roots(self) -> list[str]:
         if self._roots is None:
-            roots = set()
-            for mod in self.index.modules.values():
-                path = mod.file.path
-                parts = mod.name.count(".") + 1
-                if path.endswith("__init__.py"):
-                    parts += 1
-                root = path
-                for _ in range(parts):
-                    root = os.path.dirname(root)
-                roots.add(root)
-            self._roots = sorted(roots)
+            self._roots = sorted({import_root(m.file) for m in self.index.modules.values()})
         return self._roots
 
     def infer(self, site, line: int, col: int, kind: str) -> Resolution | None:
@@ -145,7 +136,7 @@ class AstroidBridge:
                         break
                     proxied = getattr(value, "_proxied", None)
                     if isinstance(value, astroid.Instance) and proxied is not None:
-                        qual = self._map(proxied.qname())
+                        qual = self._map(proxied.qname(), mod.name)
                         if qual:
                             found.add(qual)
         except _Timeout:
@@ -161,11 +152,11 @@ class AstroidBridge:
             self.spent += time.perf_counter() - start
         return tuple(sorted(found))
 
-    def _map(self, qname: str) -> str | None:
+    def _map(self, qname: str, near: str) -> str | None:
         if qname in self.index.classes:
             return qname
         module, _, name = qname.rpartition(".")
-        found = self.index.find_module(module)
+        found = self.index.find_module(module, near)  # within the asking module's project first
         if found and f"{found}.{name}" in self.index.classes:
             return f"{found}.{name}"
         return None

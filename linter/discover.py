@@ -144,6 +144,18 @@ def _add(files, seen, roots_cache, full, display, errors, top: str | None = None
                             roots_cache.get((os.path.dirname(full), top), "")))
 
 
+def import_root(f: SourceFile) -> str:
+    """The folder `f`'s module name is relative to (what goes on sys.path to import it)."""
+    if f.root:
+        return f.root
+    parts = f.module.rsplit(":", 1)[-1].split(".")  # a record made without discovery: from its name
+    up = len(parts) if os.path.basename(f.path).startswith("__init__.") else len(parts) - 1
+    root = os.path.dirname(os.path.abspath(f.path))
+    for _ in range(up):
+        root = os.path.dirname(root)
+    return root
+
+
 def module_name(path: str, roots_cache: dict | None = None, top: str | None = None) -> str:
     """The module name Python would give the file.
 

@@ -43,7 +43,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from ..linter.discover import SourceFile
+from ..linter.discover import SourceFile, import_root
 from .standins import PartialModule, Standin, probe_getattr, probe_hasattr
 
 DEFAULT_MODULE_TIME_LIMIT = 20.0  # seconds per module load, nested loads included
@@ -109,15 +109,6 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
-def _import_root(f: SourceFile) -> str:
-    parts = f.module.split(".")
-    up = len(parts) if os.path.basename(f.path).startswith("__init__.") else len(parts) - 1
-    root = os.path.dirname(os.path.abspath(f.path))
-    for _ in range(up):
-        root = os.path.dirname(root)
-    return root
-
-
 class _Deadlines:
     """Nested time limits on one SIGALRM timer (main thread only; elsewhere no limit)."""
 
@@ -180,7 +171,7 @@ class TreeLoader:
             self.files.setdefault(f.module, f)
         self.roots: list[str] = []
         for f in self.files.values():
-            r = _import_root(f)
+            r = import_root(f)
             if r not in self.roots:
                 self.roots.append(r)
         self.packages: dict[str, str] = {}  # package name -> folder, for every package above a module
