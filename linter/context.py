@@ -54,6 +54,20 @@ class Context:
         self._memo[key] = res
         return res
 
+    def reaching(self, wq: str, uses):
+        """The uses whose receiver can be wrapper `wq`: each use is (site, receiver, line, col,
+        kind, item), kind "probe" or "call"; yields (item, resolution, static type). A wrapper
+        reading its own delegates, and code that unwraps wrappers, never reach a wrapper."""
+        model = self.model
+        for site, recv, line, col, kind, item in uses:
+            if model.is_wrapper_internal(site.cls, site.fn, recv) or model.via_unwrapper(
+                    site.fn, site.scope, recv, wq):
+                continue
+            res = self.receiver_types(site, recv, line if kind == "probe" else 0, col, kind)
+            static = self.can_be(res, wq, site, recv)
+            if static:
+                yield item, res, static
+
     def can_be(self, res: Resolution, qual: str, site: Site | None = None, ref: tuple | None = None) -> str | None:
         """The static type in `res` that admits an instance of `qual`, if any.
 

@@ -177,6 +177,13 @@ class FamilyModel:
     def wrapper_ancestors(self, qual: str) -> list[str]:
         return [c for c in self.index.mro(qual)[1:] if c in self.wrappers]
 
+    def outermost(self, found: dict[tuple[str, str], object]) -> list[tuple[str, str]]:
+        """The (wrapper, member) keys of `found` whose wrapper has no wrapper ancestor in `found`
+        for the same member: a gap a wrapper inherits from another is reported once, on the
+        wrapper it comes from."""
+        return [(wq, member) for wq, member in found
+                if not any((a, member) in found for a in self.wrapper_ancestors(wq))]
+
     def reads_own_delegate(self, site_cls: str | None, fn: FunctionInfo, ref: tuple | None) -> bool:
         """A wrapper's method reaching one of its own delegates (`self.full_attn_backend`, a loop
         over `self.backends`), as opposed to any other receiver."""

@@ -147,29 +147,22 @@ def prefill(backend: Backend, batch):
 
     def check(self, ctx: Context) -> Iterable[Finding]:
         index, model = ctx.index, ctx.model
+        found: dict[tuple[str, str], tuple] = {}
         for wq, wrapper in sorted(model.wrappers.items()):
             if index.has_getattr_hook(wq) or index.opaque_bases(wq):
                 continue  # dynamic forwarding, or members we cannot see: no claim
-            entry = index.classes[wq]
             impls = model.implementations(wrapper.delegate_types(), exclude=wq)
             provided = model.members_provided(impls)
             for member in sorted(provided.keys() & ctx.probes.keys() - model.structural_members):
                 if member.startswith("__") or index.lookup(wq, member) is not None:
                     continue
-                owners = sorted(provided[member])
-                if any(index.lookup(a, member) is None for a in model.wrapper_ancestors(wq)):
-                    continue  # the wrapper base it inherits from hides it too: reported there
-                hits = []
-                for site, probe in ctx.probes[member]:
-                    if model.is_wrapper_internal(site.cls, site.fn, probe.receiver) or model.via_unwrapper(
-                            site.fn, site.scope, probe.receiver, wq):
-                        continue  # a wrapper probing its own delegate, or code that unwraps wrappers
-                    res = ctx.receiver_types(site, probe.receiver, probe.line, probe.col, "probe")
-                    static = ctx.can_be(res, wq, site, probe.receiver)
-                    if static:
-                        hits.append((site, probe, res, static))
+                uses = [(site, p.receiver, p.line, p.col, "probe", (site, p)) for site, p in ctx.probes[member]]
+                hits = [(site, probe, res, static) for (site, probe), res, static in ctx.reaching(wq, uses)]
                 if hits:
-                    yield self._report(ctx, wq, entry, wrapper, member, owners, hits)
+                    found[(wq, member)] = (sorted(provided[member]), hits)
+        for wq, member in model.outermost(found):
+            owners, hits = found[(wq, member)]
+            yield self._report(ctx, wq, index.classes[wq], model.wrappers[wq], member, owners, hits)
 
     def _report(self, ctx, wq, entry, wrapper, member, owners, hits) -> Finding:
         w = entry.info.name

@@ -104,10 +104,10 @@ class Runner:
     def check(self, ctx: Context) -> Iterable[Finding]:
         index, model = ctx.index, ctx.model
         used = ctx.probes.keys() | ctx.member_calls.keys()
+        gaps: dict[tuple[str, str], tuple] = {}
         for wq, wrapper in sorted(model.wrappers.items()):
             if index.opaque_bases(wq):
                 continue
-            entry = index.classes[wq]
             statics = wrapper.delegate_types() - {wq}
             impls = model.implementations(statics, exclude=wq)
             for member, hit in sorted(index.member_table(wq)[0].items()):
@@ -132,23 +132,19 @@ class Runner:
                 overriders = sorted(set(overriders))
                 if not overriders:
                     continue
-                if any(index.lookup(a, member) == hit for a in model.wrapper_ancestors(wq)):
-                    continue  # the wrapper base it inherits from has the same gap: reported there
                 sites = list(self._sites(ctx, wq, member))
                 if sites:
-                    yield self._report(ctx, wq, entry, wrapper, member, base, base_fn, overriders, sites)
+                    gaps[(wq, member)] = (base, base_fn, overriders, sites)
+        for wq, member in model.outermost(gaps):
+            yield self._report(ctx, wq, index.classes[wq], model.wrappers[wq], member, *gaps[(wq, member)])
 
-    def _sites(self, ctx: Context, wq: str, member: str):
-        uses = [(s, p.receiver, p.line, p.col, "probe") for s, p in ctx.probes.get(member, ())]
-        uses += [(s, target[0], c.line, c.col, "call") for s, c, target in ctx.member_calls.get(member, ())]
-        for site, recv, line, col, kind in uses:
-            if ctx.model.is_wrapper_internal(site.cls, site.fn, recv) or ctx.model.via_unwrapper(
-                    site.fn, site.scope, recv, wq):
-                continue
-            res = ctx.receiver_types(site, recv, line if kind == "probe" else 0, col, kind)
-            static = ctx.can_be(res, wq, site, recv)
-            if static:
-                yield site, line, kind, res, static
+    @staticmethod
+    def _sites(ctx: Context, wq: str, member: str):
+        uses = [(s, p.receiver, p.line, p.col, "probe", (s, p.line, "probe")) for s, p in ctx.probes.get(member, ())]
+        uses += [(s, target[0], c.line, c.col, "call", (s, c.line, "call"))
+                 for s, c, target in ctx.member_calls.get(member, ())]
+        for (site, line, kind), res, static in ctx.reaching(wq, uses):
+            yield site, line, kind, res, static
 
     def _report(self, ctx, wq, entry, wrapper, member, base, base_fn, overriders, sites) -> Finding:
         index = ctx.index
