@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-from ..linter.context import Context
 from ..linter.findings import Evidence, Finding
 from ..linter.signature import CallShape, bind_error, bound_params, format_signature
 from .base import Example, Rule, short
+
+if TYPE_CHECKING:
+    from ..linter.context import Context
 
 _BACKENDS = '''
 class Backend:

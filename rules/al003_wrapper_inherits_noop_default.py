@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-from ..linter.context import Context
 from ..linter.findings import Evidence, Finding
 from .base import Example, Rule, short
+
+if TYPE_CHECKING:
+    from ..linter.context import Context
 
 _BASE = '''
 class Backend:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Iterable
+from typing import TYPE_CHECKING, ClassVar, Iterable
 
-from ..linter.context import Context
 from ..linter.findings import Evidence, Finding
+
+if TYPE_CHECKING:  # the rules' modules load without the tree passes (the warm path needs only their codes)
+    from ..linter.context import Context
 
 
 @dataclass(frozen=True)
