@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import fnmatch
+import io
 import os
 import time
+import tokenize
 from dataclasses import dataclass
 
 from .findings import FileError
@@ -142,6 +144,15 @@ def _add(files, seen, roots_cache, full, display, errors, top: str | None = None
         return  # the implementation is what runs; stubs only where no source exists
     files.append(SourceFile(full, display, module_name(full, roots_cache, top),
                             roots_cache.get((os.path.dirname(full), top), "")))
+
+
+def decode_source(data: bytes) -> str:
+    """Source bytes as text, in the encoding the file declares (PEP 263; UTF-8 otherwise)."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding, errors="replace")
+    except (SyntaxError, LookupError):
+        return data.decode("utf-8", errors="replace")
 
 
 def import_root(f: SourceFile) -> str:

@@ -30,6 +30,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .atomic import atomic_write_bytes
+from .discover import decode_source
 from .findings import Finding
 from .signature import bound_params
 from .summary import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
@@ -86,7 +87,7 @@ def plan(result, findings: list[Finding]) -> list[FilePlan]:
             continue
         fp = plans.setdefault(entry.file.path, FilePlan(entry.file.path, _shown(entry.file)))
         try:
-            code = _method_code(ctx, f, sources, _indent_of(sources.text(entry.file.path)))
+            code = _method_code(ctx, f, sources, sources.indent(entry.file.path))
         except Unfixable as exc:
             fp.skipped.append((f, str(exc)))
             continue
@@ -359,24 +360,40 @@ def _fresh(base: str, taken: set[str]) -> str:
     return name
 
 
-def _indent_of(text: str) -> str:
-    try:
-        return cst.parse_module(text).default_indent
-    except Exception:
-        return "    "
-
-
 class _SourceCache:
+    """Each touched file read once, decoded in its declared encoding, parsed once by each parser."""
+
     def __init__(self):
-        self._text: dict[str, str] = {}
+        self._data: dict[str, bytes] = {}
+        self._modules: dict[str, cst.Module | Exception] = {}
         self._trees: dict[str, ast.Module | None] = {}
 
-    def text(self, path: str) -> str:
-        if path not in self._text:
+    def data(self, path: str) -> bytes:
+        if path not in self._data:
             with open(path, "rb") as fh:
-                data = fh.read()
-            self._text[path] = data.decode("utf-8")
-        return self._text[path]
+                self._data[path] = fh.read()
+        return self._data[path]
+
+    def text(self, path: str) -> str:
+        return decode_source(self.data(path))
+
+    def module(self, path: str) -> cst.Module:
+        """The file's libcst tree (raises libcst's error, remembered, when it has none)."""
+        if path not in self._modules:
+            try:
+                self._modules[path] = cst.parse_module(self.data(path))
+            except Exception as exc:  # libcst's parser error, or a decoding error of the bytes
+                self._modules[path] = exc
+        hit = self._modules[path]
+        if isinstance(hit, Exception):
+            raise hit
+        return hit
+
+    def indent(self, path: str) -> str:
+        try:
+            return self.module(path).default_indent
+        except Exception:
+            return "    "
 
     def defaults(self, path: str, fn) -> tuple[dict[str, str | None], dict[str, str | None]]:
         """Parameter name -> default source text, and -> annotation text, for the function at fn.line."""
@@ -440,13 +457,12 @@ class _AddMethods(cst.CSTTransformer):
 
 
 def _render(fp: FilePlan, sources: _SourceCache) -> None:
-    with open(fp.path, "rb") as fh:
-        fp.old = fh.read()
+    fp.old = sources.data(fp.path)
     try:
-        module = cst.parse_module(fp.old)
-    except cst.ParserSyntaxError as exc:
+        module = sources.module(fp.path)
+    except Exception as exc:
         for m in fp.methods:
-            fp.skipped.append((m.finding, f"libcst cannot parse the file: {exc.message}"))
+            fp.skipped.append((m.finding, f"libcst cannot parse the file: {getattr(exc, 'message', exc)}"))
         fp.methods = []
         return
     targets: dict[tuple[str, int], list[cst.BaseStatement]] = {}

@@ -16,6 +16,7 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
+from .discover import decode_source
 from .findings import Evidence, Finding
 
 UNUSED_CODE = "AL900"
@@ -120,19 +121,6 @@ def class_headers(text: str) -> dict[str, range]:
     return out
 
 
-def _read(path: str) -> str | None:
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return None
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        return data.decode(encoding, errors="replace")
-    except (SyntaxError, LookupError):
-        return data.decode("utf-8", errors="replace")
-
-
 HEADER_WINDOW = 50  # lines after a class's `class` line that its header (bases, keywords) may span
 
 
@@ -184,21 +172,16 @@ def apply_suppressions(findings: list[Finding], files, report_unused: bool = Fal
         if sf is None:
             kept.extend(file_findings)
             continue
-        if report_unused and not file_findings:
-            try:
-                with open(sf.path, "rb") as fh:
-                    raw = fh.read()
-            except OSError:
-                continue
-            if not _MENTION_B.search(raw):
-                continue
-        text = _read(sf.path)
-        if text is None:
+        try:
+            with open(sf.path, "rb") as fh:
+                raw = fh.read()
+        except OSError:
             kept.extend(file_findings)
             continue
-        if not _MENTION.search(text):
-            kept.extend(file_findings)
+        if not _MENTION_B.search(raw):
+            kept.extend(file_findings)  # no noqa / attn-lint comment anywhere: nothing to decode
             continue
+        text = decode_source(raw)
         if not report_unused and not _mentions_near(text, file_findings, sf.module):
             kept.extend(file_findings)  # no suppression comment can sit on these findings' lines
             continue

@@ -316,3 +316,23 @@ def test_annotations_only_where_they_resolve_in_the_wrapper_module(tmp_path):
     assert r.exit_code == 0, r.output
     # Batch is imported in the wrapper's module, Meta is not (its annotation is dropped), int is a builtin
     assert "def plan_chunks(self, batch: Batch, meta=None, n: int = 1):" in after, after
+
+
+def test_fix_keeps_a_file_in_its_declared_encoding(tmp_path):
+    impls = '''
+        class FlashBackend(Backend):
+            def forward(self, batch):
+                return batch
+
+            def plan_chunks(self, batch):
+                self.planned = batch
+    '''
+    write(tmp_path, {"serving/model.py": MODEL})
+    path = tmp_path / "serving" / "backends.py"
+    source = "# -*- coding: latin-1 -*-\n# Caf\u00e9 backends\n" + backends(impls)
+    path.write_bytes(source.encode("latin-1"))
+    r = cli(tmp_path, "--fix")
+    assert r.exit_code == 0, r.output
+    fixed = path.read_bytes()
+    assert fixed.startswith("# -*- coding: latin-1 -*-\n# Caf\u00e9 backends\n".encode("latin-1"))
+    assert "def plan_chunks(self, batch):" in fixed.decode("latin-1")
