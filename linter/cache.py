@@ -54,8 +54,13 @@ def default_cache_dir() -> str:
     return os.path.join(base, "attn-lint")
 
 
+_KEY_BYTES = SUMMARY_KEY.encode()
+
+
 def content_hash(data: bytes) -> str:
-    return hashlib.blake2b(data + SUMMARY_KEY.encode(), digest_size=20).hexdigest()
+    h = hashlib.blake2b(data, digest_size=20)  # the same digest as of data + key, without copying data
+    h.update(_KEY_BYTES)
+    return h.hexdigest()
 
 
 class Cache:

@@ -148,6 +148,9 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     # 1. Which files changed: an unchanged (mtime, size) keeps its content digest without a read.
     digests: dict[str, str] = {}
     todo: list[str] = []
+    # The stat taken before reading is the one recorded: a file that changes after it is read is
+    # seen as changed by the next run, never the other way round.
+    seen: dict[str, tuple[int, int]] = {}
     for f in files:
         try:
             st = os.stat(f.path)
@@ -155,7 +158,8 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
             errors.append(FileError(f.display, "unreadable", exc.strerror or str(exc)))
             continue
         old = old_stats.get(f.path)
-        if old and old[0] == (st.st_mtime_ns, st.st_size):
+        seen[f.path] = (st.st_mtime_ns, st.st_size)
+        if old and old[0] == seen[f.path]:
             digests[f.path] = old[1]
             new_stats[f.path] = old
         else:
@@ -170,11 +174,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
         if path in parsed:
             digests[path] = parsed[path].digest
             cache.keep(parsed[path].digest, parsed[path])
-            try:
-                st = os.stat(path)
-                new_stats[path] = ((st.st_mtime_ns, st.st_size), parsed[path].digest)
-            except OSError:
-                pass
+            new_stats[path] = (seen[path], parsed[path].digest)
     if new_stats != old_stats:
         cache.store(stat_key, new_stats)
     phase("parse")
