@@ -19,7 +19,6 @@ Type refs (from annotations): ("t", "dotted.name"), ("tseq", typeref), ("tunion"
 from __future__ import annotations
 
 import ast
-import sys
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -299,12 +298,10 @@ class _FunctionWalker(ast.NodeVisitor):
                 base = self.ref(node.args[0], depth + 1)
                 if name and base:
                     return ("getattr", base, name)
-            if isinstance(func, ast.Name) and func.id in ("cast", "typing.cast") and len(node.args) == 2:
+            if dotted(func) in ("cast", "typing.cast") and len(node.args) == 2:
                 t = type_ref(node.args[0])
                 return ("type", t) if t else None
-            inner = self.ref(func, depth + 1)
-            return ("call", inner, node.lineno, node.col_offset) if inner else ("call", None, node.lineno,
-                                                                                node.col_offset)
+            return ("call", self.ref(func, depth + 1), node.lineno, node.col_offset)
         if isinstance(node, ast.Subscript):
             base = self.ref(node.value, depth + 1)
             return ("sub", base) if base else None
@@ -360,8 +357,8 @@ class _FunctionWalker(ast.NodeVisitor):
         if isinstance(iter_node, ast.Call) and isinstance(iter_node.func, ast.Name) \
                 and iter_node.func.id == "enumerate" and iter_node.args \
                 and isinstance(target, ast.Tuple) and len(target.elts) == 2:
-            self.bind(target.elts[1], ("iter", self.ref(iter_node.args[0])) if self.ref(iter_node.args[0])
-                      else None)
+            src = self.ref(iter_node.args[0])
+            self.bind(target.elts[1], ("iter", src) if src else None)
             return
         if isinstance(iter_node, ast.Call) and isinstance(iter_node.func, ast.Name) \
                 and iter_node.func.id in ("reversed", "list", "tuple", "sorted") and iter_node.args:
@@ -788,7 +785,3 @@ def _definitions_in(stmt: ast.stmt):
         for handler in getattr(stmt, "handlers", []):
             for inner in handler.body:
                 yield from _definitions_in(inner)
-
-
-if sys.version_info < (3, 10):  # pragma: no cover
-    raise RuntimeError("attn-lint needs Python 3.10 or newer")

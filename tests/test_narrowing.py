@@ -94,3 +94,32 @@ class QuantisedOrPlain(Fallback):
     assert pairs(result.findings) == [("Fallback", "after_load"), ("Fallback", "plan_chunks")]
     evidence = " ".join(e.note for f in result.findings for e in f.evidence)
     assert "super().__init__(...)" in evidence and "every construction of `Fallback`" in evidence
+
+
+def test_typing_cast_types_the_receiver_in_both_spellings(tmp_path):
+    from conftest import lint, pairs, write_tree
+    backends = '''
+class Backend:
+    def forward(self, batch):
+        raise NotImplementedError
+
+
+class FlashBackend(Backend):
+    def plan_chunks(self, batch):
+        self.planned = batch
+
+
+class HybridBackend(Backend):
+    def __init__(self, full_attn_backend: FlashBackend):
+        self.full_attn_backend = full_attn_backend
+
+    def forward(self, batch):
+        return self.full_attn_backend.forward(batch)
+'''
+    for spelling, imports in (("cast", "from typing import cast"), ("typing.cast", "import typing")):
+        root = write_tree(tmp_path / spelling, {
+            "serving/__init__.py": "", "serving/backends.py": backends,
+            "serving/model.py": f"{imports}\nfrom serving import backends\n\n\ndef prefill(obj, batch):\n"
+                                f"    backend = {spelling}(backends.Backend, obj)\n"
+                                f"    if hasattr(backend, 'plan_chunks'):\n        backend.plan_chunks(batch)\n"})
+        assert pairs(lint(root).findings, "AL001") == [("HybridBackend", "plan_chunks")], spelling
