@@ -5,6 +5,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 
+def short(qual: str) -> str:
+    """A qualified class name as findings show it: `pkg.mod.Cls` -> `Cls`."""
+    return qual.rsplit(".", 1)[-1]
+
+
 @dataclass(frozen=True)
 class Evidence:
     """One link in the chain that makes a finding true."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Iterable
 
-from ..linter.findings import Evidence, Finding
+from ..linter.findings import Evidence, Finding, short  # noqa: F401  (short: the rules' import point)
 
 if TYPE_CHECKING:  # the rules' modules load without the tree passes (the warm path needs only their codes)
     from ..linter.context import Context
@@ -47,5 +47,3 @@ def _dedupe(evidence: Iterable[Evidence]) -> list[Evidence]:
     return out
 
 
-def short(qual: str) -> str:
-    return qual.rsplit(".", 1)[-1]

@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..linter.findings import Finding
+from ..linter.findings import Finding, short
 from .loader import TreeLoader, _one_line, _quiet
 from .standins import (AnyItem, Namespace, Standin, delegate_log, make_delegate, signature_from_params)
 
@@ -67,10 +67,6 @@ def _detail(finding: Finding, key: str) -> str | None:
     return dict(finding.details).get(key)
 
 
-def _short(qual: str) -> str:
-    return qual.rsplit(".", 1)[-1]
-
-
 def new_instance(cls: type) -> Any:
     """An instance without running ``__init__`` (abstract classes too: the claim is about the
     class's own members, and a real instance is always of some concrete subclass)."""
@@ -101,11 +97,11 @@ def _load_class(ctx, loader: TreeLoader, qual: str):
         return None, f"`{qual}` is not a class of the analysed tree"
     lc = loader.load_class(qual, entry.module)
     if lc.cls is None:
-        return lc, f"cannot load `{_short(qual)}`: {lc.error}"
+        return lc, f"cannot load `{short(qual)}`: {lc.error}"
     missing = _missing_bases(ctx, qual, lc.cls)
     if missing:
-        return lc, (f"the loaded `{_short(qual)}` ({lc.mode}) lacks its real in-tree base"
-                    f"{'s' if len(missing) > 1 else ''} {', '.join(f'`{_short(m)}`' for m in missing)} "
+        return lc, (f"the loaded `{short(qual)}` ({lc.mode}) lacks its real in-tree base"
+                    f"{'s' if len(missing) > 1 else ''} {', '.join(f'`{short(m)}`' for m in missing)} "
                     f"(a stand-in took its place: its module did not load far enough)")
     return lc, None
 
@@ -126,10 +122,7 @@ def _missing_bases(ctx, qual: str, cls: type) -> list[str]:
 
 def _static_owner(obj: Any, member: str) -> type | None:
     """The class in ``type(obj).__mro__`` whose ``__dict__`` defines ``member``."""
-    for k in type(obj).__mro__:
-        if member in vars(k):
-            return k
-    return None
+    return _raw_member(type(obj), member)[0]
 
 
 def _raw_member(cls: type, member: str) -> tuple[type | None, Any]:
@@ -161,15 +154,8 @@ def _signature_of(raw: Any) -> inspect.Signature | None:
 
 def _instance_attrs(ctx, qual: str) -> set[str]:
     """Attributes the class (and its in-tree ancestors) assign on ``self`` in any method."""
-    out: set[str] = set()
     index = ctx.index
-    for c in index.mro(qual):
-        entry = index.classes.get(c)
-        if entry is None:
-            continue
-        for fn in entry.info.methods.values():
-            out.update(fn.self_attrs)
-    return out
+    return {a for c in index.mro(qual) if c in index.classes for a in index.assignments(c)}
 
 
 def _populate(ctx, qual: str, inst: Any) -> None:
@@ -273,7 +259,7 @@ def _owner_signature(ctx, loader: TreeLoader, owner: str, member: str):
         fn = found[1]
         kind = fn.kind if fn.kind in ("staticmethod", "classmethod", "property") else "method"
         return kind, signature_from_params(fn.params), "rebuilt from the source", lc, err
-    return None, None, None, lc, err or f"`{_short(owner)}` has no `{member}`"
+    return None, None, None, lc, err or f"`{short(owner)}` has no `{member}`"
 
 
 # --------------------------------------------------------------------------------------------
@@ -305,10 +291,10 @@ def verify_al001(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
             break
         if member in _instance_attrs(ctx, owner):
             owner_fact = (owner, "attribute", None,
-                          f"`{_short(owner)}` assigns `self.{member}` in a method (read from its source; "
+                          f"`{short(owner)}` assigns `self.{member}` in a method (read from its source; "
                           f"constructors are not run)", olc.mode)
             break
-        owner_errors.append(f"the loaded `{_short(owner)}` ({olc.mode}) has no `{member}`")
+        owner_errors.append(f"the loaded `{short(owner)}` ({olc.mode}) has no `{member}`")
     if owner_fact is None:
         if owner_errors and all(e.startswith("the loaded") for e in owner_errors):
             return Outcome("not-reproduced", "no delegate implementation defines the hook at run time: "
@@ -317,11 +303,11 @@ def verify_al001(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
                        + "; ".join(owner_errors), mode, {"load_problem": True})
     owner, kind, sig, owner_note, owner_mode = owner_fact
 
-    delegate = make_delegate(member, kind=kind, signature=sig, class_name=_short(owner))
+    delegate = make_delegate(member, kind=kind, signature=sig, class_name=short(owner))
     inst = new_instance(cls)
     planted = _plant_delegates(inst, _delegate_attrs(ctx, wq, finding), delegate)
     if not planted:
-        return Outcome("unverifiable", f"no delegate attribute of `{_short(wq)}` is known", mode)
+        return Outcome("unverifiable", f"no delegate attribute of `{short(wq)}` is known", mode)
 
     probe_kind = _detail(finding, "probe_kind") or "hasattr"
     probe_text = {"hasattr": f"hasattr(w, {member!r})", "getattr-default": f"getattr(w, {member!r}, None)",
@@ -352,7 +338,7 @@ def verify_al001(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
             why = f"`{_static_owner(inst, '__getattr__').__name__}.__getattr__` forwards it"
         else:
             why = "the instance has it"
-        return Outcome("not-reproduced", f"`{probe_text}` is True on a real `{_short(wq)}` ({why}): "
+        return Outcome("not-reproduced", f"`{probe_text}` is True on a real `{short(wq)}` ({why}): "
                                          f"the static claim does not hold", mode, facts)
     ga_owner = _static_owner(inst, "__getattr__")
     if ga_owner is not None and ga_owner is not object:
@@ -373,8 +359,8 @@ def verify_al001(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     has = hasattr(delegate, member)
     if not has:  # cannot happen unless the stand-in is broken; say so rather than confirm
         return Outcome("unverifiable", "the stand-in delegate lost the hook", mode, facts)
-    detail = (f"`{probe_text}` is False on a real `{_short(wq)}` whose {', '.join(planted)} hold a stand-in "
-              f"`{_short(owner)}` that has it; {owner_note}")
+    detail = (f"`{probe_text}` is False on a real `{short(wq)}` whose {', '.join(planted)} hold a stand-in "
+              f"`{short(owner)}` that has it; {owner_note}")
     plan = None
     if kind == "method":
         attrs = _delegate_attrs(ctx, wq, finding)
@@ -384,7 +370,7 @@ def verify_al001(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
             _plant_delegates(front, _attrs, backend)
             return front, ()
 
-        plan = GpuPlan(member, sig, _short(owner), make_front, f"real {_short(wq)}")
+        plan = GpuPlan(member, sig, short(owner), make_front, f"real {short(wq)}")
     return Outcome("confirmed", detail, mode, facts, plan)
 
 
@@ -464,14 +450,14 @@ def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
                                        f"whose receiver the check can set", "n/a")
     fn_info = _enclosing_method(entry, call_line)
     if fn_info is None:
-        return Outcome("unverifiable", f"no method of `{_short(cq)}` contains line {call_line}", "n/a")
+        return Outcome("unverifiable", f"no method of `{short(cq)}` contains line {call_line}", "n/a")
     lc, err = _load_class(ctx, loader, cq)
     if err:
         return Outcome("unverifiable", err, lc.mode if lc else "failed", {"load_problem": True})
     cls, mode = lc.cls, lc.mode
     raw = vars(cls).get(fn_info.name, _MISSING)
     if raw is _MISSING:
-        return Outcome("unverifiable", f"the loaded `{_short(cq)}` has no `{fn_info.name}` of its own "
+        return Outcome("unverifiable", f"the loaded `{short(cq)}` has no `{fn_info.name}` of its own "
                                        f"(defined under a condition?)", mode)
     mkind = _member_kind(raw)
     if mkind == "property":
@@ -480,10 +466,10 @@ def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     owner = _detail(finding, "rejecting_owner") or (finding.targets[0] if finding.targets else "")
     okind, osig, how_sig, olc, oerr = _owner_signature(ctx, loader, owner, member)
     if okind is None:
-        return Outcome("unverifiable", f"cannot read the signature of `{_short(owner)}.{member}`: {oerr}", mode,
+        return Outcome("unverifiable", f"cannot read the signature of `{short(owner)}.{member}`: {oerr}", mode,
                        {"load_problem": True})
     if okind == "property":
-        return Outcome("unverifiable", f"`{_short(owner)}.{member}` is a property", mode)
+        return Outcome("unverifiable", f"`{short(owner)}.{member}` is a property", mode)
     owner_mode = olc.mode if olc is not None and olc.cls is not None else "source"
 
     recv = _call_receiver(fn_info, call_line, member)
@@ -509,7 +495,7 @@ def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
         return inst, given, planted
 
     # Attributes other than the hook (a delegate's forward_extend...) are permissive stand-ins.
-    delegate = make_delegate(member, kind=okind, signature=osig, class_name=_short(owner), permissive=True)
+    delegate = make_delegate(member, kind=okind, signature=osig, class_name=short(owner), permissive=True)
     inst, given, planted = build(delegate)
     if not planted:
         return Outcome("unverifiable", f"the receiver of the call at {call} is nothing the check can set "
@@ -519,16 +505,16 @@ def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     start = time.perf_counter()
     _, exc = _call(loader, bound, args, kwargs)
     log = delegate_log(delegate)
-    facts = {"method": f"{_short(cq)}.{fn_info.name}", "receiver": planted,
-             "stand_in_signature": _fmt_sig(f"{_short(owner)}.{member}", osig), "signature_from": how_sig,
+    facts = {"method": f"{short(cq)}.{fn_info.name}", "receiver": planted,
+             "stand_in_signature": _fmt_sig(f"{short(owner)}.{member}", osig), "signature_from": how_sig,
              "owner_load_mode": owner_mode, "call_seconds": round(time.perf_counter() - start, 6)}
     expected = _detail(finding, "error")
     if log.bind_errors:
         text = log.bind_errors[0]
         facts["error"] = f"TypeError: {text}"
         same = "" if not expected or expected == text else f" (the static check predicted: {expected})"
-        detail = (f"calling the real `{_short(cq)}.{fn_info.name}` with `{planted[0]}` = stand-in "
-                  f"`{_fmt_sig(_short(owner) + '.' + member, osig)}` raised TypeError: {text}{same}")
+        detail = (f"calling the real `{short(cq)}.{fn_info.name}` with `{planted[0]}` = stand-in "
+                  f"`{_fmt_sig(short(owner) + '.' + member, osig)}` raised TypeError: {text}{same}")
         plan = None
         if okind == "method":
             def make_front(backend: Any) -> tuple[Any, tuple]:
@@ -555,20 +541,20 @@ def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
                 setattr(ns, member, hook)
                 return ns, ()
 
-            plan = GpuPlan(member, osig, _short(owner), make_front, f"real {_short(cq)}.{fn_info.name}")
+            plan = GpuPlan(member, osig, short(owner), make_front, f"real {short(cq)}.{fn_info.name}")
         return Outcome("confirmed", detail, mode, facts, plan)
     if log.ran:
         a, k = log.attempts[0] if log.attempts else ((), {})
         return Outcome("not-reproduced",
-                       f"the call bound: the real `{_short(cq)}.{fn_info.name}` called stand-in "
-                       f"`{_fmt_sig(_short(owner) + '.' + member, osig)}` with {len(a)} positional and "
+                       f"the call bound: the real `{short(cq)}.{fn_info.name}` called stand-in "
+                       f"`{_fmt_sig(short(owner) + '.' + member, osig)}` with {len(a)} positional and "
                        f"{len(k)} keyword argument(s) and it accepted them", mode, facts)
     if exc is not None:
-        return Outcome("unverifiable", f"the real `{_short(cq)}.{fn_info.name}` raised {_one_line(exc)} "
+        return Outcome("unverifiable", f"the real `{short(cq)}.{fn_info.name}` raised {_one_line(exc)} "
                                        f"before reaching the call at line {call_line} (stand-in arguments)",
                        mode, facts)
     return Outcome("unverifiable", f"the call at line {call_line} was not reached when the real "
-                                   f"`{_short(cq)}.{fn_info.name}` ran with stand-in arguments", mode, facts)
+                                   f"`{short(cq)}.{fn_info.name}` ran with stand-in arguments", mode, facts)
 
 
 # --------------------------------------------------------------------------------------------
@@ -587,9 +573,9 @@ def verify_al003(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
         return Outcome("unverifiable", berr, mode, {"load_problem": True})
     base_raw = vars(blc.cls).get(member, _MISSING)
     if base_raw is _MISSING:
-        return Outcome("not-reproduced", f"the loaded `{_short(base)}` does not define `{member}`", mode)
+        return Outcome("not-reproduced", f"the loaded `{short(base)}` does not define `{member}`", mode)
 
-    delegate = make_delegate(member, class_name=(finding.targets[0].rsplit(".", 1)[-1]
+    delegate = make_delegate(member, class_name=(short(finding.targets[0])
                                                  if finding.targets else "StandinDelegate"), permissive=True)
     inst = new_instance(cls)
     _populate(ctx, wq, inst)
@@ -599,8 +585,8 @@ def verify_al003(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     facts = {"resolved_from": owner_cls.__name__ if owner_cls else None, "delegates": planted}
     if resolved is not base_raw:
         where = owner_cls.__name__ if owner_cls else "nowhere"
-        return Outcome("not-reproduced", f"`{member}` on a real `{_short(wq)}` resolves to `{where}.{member}`, "
-                                         f"not the base's `{_short(base)}.{member}`", mode, facts)
+        return Outcome("not-reproduced", f"`{member}` on a real `{short(wq)}` resolves to `{where}.{member}`, "
+                                         f"not the base's `{short(base)}.{member}`", mode, facts)
     try:
         bound = getattr(inst, member)
     except Exception as exc:  # noqa: BLE001
@@ -614,13 +600,13 @@ def verify_al003(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     result, exc = _call(loader, bound, args, kwargs)
     log = delegate_log(delegate)
     if log.attempts or log.ran:
-        return Outcome("not-reproduced", f"calling `{member}` on a real `{_short(wq)}` reached the delegate's hook",
+        return Outcome("not-reproduced", f"calling `{member}` on a real `{short(wq)}` reached the delegate's hook",
                        mode, facts)
     if exc is not None:
-        return Outcome("unverifiable", f"calling the base's `{_short(base)}.{member}` raised {_one_line(exc)}",
+        return Outcome("unverifiable", f"calling the base's `{short(base)}.{member}` raised {_one_line(exc)}",
                        mode, facts)
     shown = "None" if result is None else type(result).__name__
-    return Outcome("confirmed", f"`{member}` on a real `{_short(wq)}` is the base's `{_short(base)}.{member}`; "
+    return Outcome("confirmed", f"`{member}` on a real `{short(wq)}` is the base's `{short(base)}.{member}`; "
                                 f"calling it returned {shown} and the stand-in hook on {', '.join(planted)} "
                                 f"never ran", mode, facts)
 

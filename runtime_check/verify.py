@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..linter.engine import Result
-from ..linter.findings import Finding
+from ..linter.findings import Finding, short
 from .loader import DEFAULT_MODULE_TIME_LIMIT, TreeLoader, _one_line
 from .scenarios import SCENARIOS, GpuPlan, Outcome
 
@@ -310,7 +310,7 @@ def gpu_controls(result: Result, loader: TreeLoader, backend: str = "fa2",
                 start = time.perf_counter()
                 try:
                     harness, batches = _harness(backend)
-                    cls = make_standin_backend_class(member, sig, class_name=owner.rsplit(".", 1)[-1])
+                    cls = make_standin_backend_class(member, sig, class_name=short(owner))
                     standin = cls(harness)
                     front = new_instance(lc.cls)
                     _plant_delegates(front, _delegate_attrs(ctx, wq, None), standin)
