@@ -64,6 +64,9 @@ def content_hash(data: bytes) -> str:
 
 
 class Cache:
+    resident = False  # kept in memory between runs (the server's): worth remembering more there
+    path_sets_kept = 1  # sets of analysed paths whose in-memory state (facts, discovery) is kept
+
     def __init__(self, directory: str | None):
         self.dir = directory
         self.enabled = directory is not None

@@ -26,11 +26,10 @@ class SourceFile:
     root: str = ""  # the import root the module name is relative to
 
 
-# The resident server sets this: it keeps each path set's discovery and reuses it while no folder
-# it read (walked, or looked at for __init__.py) has a new mtime. Adding, removing or renaming an
-# entry changes its folder's mtime; editing a file does not, and needs no new discovery.
-REMEMBER = False
-REMEMBERED_KEPT = 8  # path sets whose discovery is kept
+# What `discover(..., remember=N)` keeps (the resident server asks for it): each path set's
+# discovery, reused while no folder it read (walked, or looked at for __init__.py) has a new mtime.
+# Adding, removing or renaming an entry changes its folder's mtime; editing a file does not, and
+# needs no new discovery.
 _REMEMBERED: dict[tuple, tuple[list[tuple[str, int]], list[SourceFile], list[FileError]]] = {}
 _consulted: set[str] | None = None
 
@@ -42,9 +41,12 @@ def _mtime(path: str) -> int:
         return -1
 
 
-def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> tuple[list[SourceFile], list[FileError]]:
+def discover(paths: list[str], exclude: tuple[str, ...] = (),
+             remember: int = 0) -> tuple[list[SourceFile], list[FileError]]:
+    """The files under `paths`. With `remember`, the discoveries of that many path sets are kept
+    and reused while their folders are unchanged."""
     global _consulted
-    if not REMEMBER:
+    if not remember:
         return _discover(paths, exclude)
     key = (os.getcwd(), tuple(paths), tuple(exclude))
     hit = _REMEMBERED.get(key)
@@ -61,7 +63,7 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> tuple[list[Sour
     _REMEMBERED.pop(key, None)
     if all(m < started - 1_000_000_000 for _, m in folders):
         _REMEMBERED[key] = (folders, list(files), list(errors))
-        while len(_REMEMBERED) > REMEMBERED_KEPT:
+        while len(_REMEMBERED) > remember:
             _REMEMBERED.pop(next(iter(_REMEMBERED)))
     return files, errors
 

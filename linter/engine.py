@@ -18,7 +18,6 @@ from .findings import FileError, Finding
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 PARALLEL_THRESHOLD = 48  # below this many files to parse, worker start-up costs more than it saves
-RUNS_KEPT = 1  # path sets whose per-module facts stay in memory; the resident server keeps more
 
 
 @dataclass
@@ -137,7 +136,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
         phases[name] = round(phases.get(name, 0.0) + now - mark[0], 4)
         mark[0] = now
 
-    files, errors = discover(paths, settings.exclude)
+    files, errors = discover(paths, settings.exclude, cache.path_sets_kept if cache.resident else 0)
     phase("discover")
     # The stat map names content digests, which are only valid for one summary format.
     stat_key = "stat-" + hashlib.blake2b(repr((SUMMARY_KEY, sorted(os.path.abspath(p) for p in paths))).encode(),
@@ -238,7 +237,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     context = Context.build(index, fallback=bridge)
     phase("index")
     module_facts.retain(stat_key, {module_facts.key_of(m.name, m.file.display, m.summary)
-                                   for m in index.modules.values()}, RUNS_KEPT)
+                                   for m in index.modules.values()}, cache.path_sets_kept)
     findings: list[Finding] = []
     for rule in rules:
         findings.extend(rule.check(context))

@@ -38,7 +38,6 @@ QUIET_BEFORE_COLLECTING = 3.0  # seconds without a run before the garbage collec
 _HEADER = struct.Struct("!Q")
 NOT_RUNNING = "no server is running"
 _RESULTS_KEPT = 16  # whole-run results kept in memory (one per recent set of files and settings)
-_PATH_SETS_KEPT = 8  # sets of analysed paths whose summaries stay in memory (as engine.RUNS_KEPT)
 
 
 def _build_key() -> str:
@@ -111,6 +110,9 @@ class ResidentCache(Cache):
     """The on-disk cache with the entries it has served kept in memory. Writes still go to disk,
     so a later one-shot run (or a restarted server) starts warm."""
 
+    resident = True
+    path_sets_kept = 8  # projects, or a project and its pre-commit subsets
+
     def __init__(self, directory: str):
         super().__init__(directory)
         self.summaries: dict[str, object] = {}
@@ -145,7 +147,7 @@ class ResidentCache(Cache):
     def trim(self) -> None:
         """Keep the results and file maps of the most recent runs, and only the summaries those
         file maps still name."""
-        for prefix, kept in (("result-", _RESULTS_KEPT), ("stat-", _PATH_SETS_KEPT)):
+        for prefix, kept in (("result-", _RESULTS_KEPT), ("stat-", self.path_sets_kept)):
             names = [k for k in self.named if k.startswith(prefix)]
             for k in names[:-kept]:
                 del self.named[k]
@@ -162,7 +164,7 @@ def serve(cache_dir: str, idle: float = DEFAULT_IDLE) -> int:
     when another server already serves this cache folder."""
     import fcntl
 
-    from . import discover, engine
+    from . import engine
 
     os.makedirs(_state_dir(cache_dir), exist_ok=True)
     lock = open(os.path.join(_state_dir(cache_dir), _name(cache_dir) + ".lock"), "w")
@@ -188,8 +190,6 @@ def serve(cache_dir: str, idle: float = DEFAULT_IDLE) -> int:
 
     signal.signal(signal.SIGTERM, _stop)
     cache = ResidentCache(cache_dir)
-    engine.RUNS_KEPT = _PATH_SETS_KEPT  # facts of several path sets (projects, pre-commit subsets) stay warm
-    discover.REMEMBER = True
     _log(f"serving {cache_dir} at {path} (pid {os.getpid()}, idle limit {idle:.0f} s)")
     last_run = time.monotonic()
     runs = 0

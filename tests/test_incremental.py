@@ -13,7 +13,6 @@ import time
 import pytest
 
 from attn_lint.linter import discover as discover_module
-from attn_lint.linter import engine
 from attn_lint.linter import facts as module_facts
 from attn_lint.linter.engine import Settings, analyse
 from attn_lint.linter.server import ResidentCache
@@ -31,38 +30,37 @@ def _age(root, seconds: float = 60.0) -> None:
 
 @pytest.fixture
 def remembering(monkeypatch):
-    monkeypatch.setattr(discover_module, "REMEMBER", True)
     monkeypatch.setattr(discover_module, "_REMEMBERED", {})
 
 
 def test_remembered_discovery_is_reused_until_a_folder_changes(tmp_path, remembering, monkeypatch):
     root = write_tree(tmp_path / "t", {"pkg/__init__.py": "", "pkg/a.py": "x = 1\n", "pkg/sub/b.py": "y = 2\n"})
     _age(root)
-    first, _ = discover_module.discover([str(root)])
+    first, _ = discover_module.discover([str(root)], remember=8)
     calls = []
     real = discover_module._discover
     monkeypatch.setattr(discover_module, "_discover", lambda *a: calls.append(a) or real(*a))
-    again, _ = discover_module.discover([str(root)])
+    again, _ = discover_module.discover([str(root)], remember=8)
     assert [f.module for f in again] == [f.module for f in first] and calls == []  # nothing re-walked
 
     (root / "pkg" / "sub" / "c.py").write_text("z = 3\n")  # a new entry changes its folder's mtime
-    found, _ = discover_module.discover([str(root)])
+    found, _ = discover_module.discover([str(root)], remember=8)
     assert len(calls) == 1 and "pkg.sub.c" in {f.module for f in found}
 
 
 def test_new_package_marker_changes_module_names(tmp_path, remembering):
     root = write_tree(tmp_path / "t", {"pkg/sub/b.py": "y = 2\n"})
     _age(root)
-    before, _ = discover_module.discover([str(root / "pkg" / "sub")])
+    before, _ = discover_module.discover([str(root / "pkg" / "sub")], remember=8)
     (root / "pkg" / "__init__.py").write_text("")  # a folder above the argument becomes a package
     (root / "pkg" / "sub" / "__init__.py").write_text("")
-    after, _ = discover_module.discover([str(root / "pkg" / "sub")])
+    after, _ = discover_module.discover([str(root / "pkg" / "sub")], remember=8)
     assert before[0].module != after[0].module and "pkg.sub.b" in {f.module for f in after}
 
 
 def test_recently_changed_folders_are_not_remembered(tmp_path, remembering):
     root = write_tree(tmp_path / "t", {"a.py": "x = 1\n"})  # written just now
-    discover_module.discover([str(root)])
+    discover_module.discover([str(root)], remember=8)
     assert discover_module._REMEMBERED == {}
 
 
@@ -73,12 +71,11 @@ def test_facts_are_kept_per_summary_and_forgotten_with_it(tmp_path):
     assert len(keys) == 1
     (tree / "m.py").write_text("class A:\n    def g(self):\n        pass\n")
     lint(tree)
-    assert set(module_facts._FACTS).isdisjoint(keys) and len(module_facts._FACTS) == 1  # RUNS_KEPT = 1
+    assert set(module_facts._FACTS).isdisjoint(keys) and len(module_facts._FACTS) == 1  # a one-shot cache keeps one path set
 
 
 def test_resident_cache_gives_the_same_findings_as_a_fresh_run(tmp_path, monkeypatch):
     """The server's path in one process: summaries, facts and results kept between runs."""
-    monkeypatch.setattr(engine, "RUNS_KEPT", 8)
     cache = ResidentCache(str(tmp_path / "cache"))
     settings = Settings(cache_dir=str(tmp_path / "cache"), jobs=1)
     tree = tmp_path / "tree"
