@@ -57,6 +57,11 @@ def default_cache_dir() -> str:
 _KEY_BYTES = SUMMARY_KEY.encode()
 
 
+def entry_name(kind: str, key, size: int = 8) -> str:
+    """The file name of a named cache entry: its kind and a digest of what identifies it."""
+    return f"{kind}-{hashlib.blake2b(repr(key).encode(), digest_size=size).hexdigest()}.pickle"
+
+
 def content_hash(data: bytes) -> str:
     h = hashlib.blake2b(data, digest_size=20)  # the same digest as of data + key, without copying data
     h.update(_KEY_BYTES)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import gc
-import hashlib
 import os
 import pickle
 import time
 from dataclasses import dataclass, field
 
-from .cache import SUMMARY_KEY, TOOL_KEY, Cache, content_hash, default_cache_dir
+from .cache import SUMMARY_KEY, TOOL_KEY, Cache, content_hash, default_cache_dir, entry_name
 from .discover import SourceFile, discover
 from .findings import FileError, Finding
 
@@ -139,8 +138,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     files, errors = discover(paths, settings.exclude, cache.path_sets_kept if cache.resident else 0)
     phase("discover")
     # The stat map names content digests, which are only valid for one summary format.
-    stat_key = "stat-" + hashlib.blake2b(repr((SUMMARY_KEY, sorted(os.path.abspath(p) for p in paths))).encode(),
-                                         digest_size=8).hexdigest() + ".pickle"
+    stat_key = entry_name("stat", (SUMMARY_KEY, sorted(os.path.abspath(p) for p in paths)))
     old_stats: dict = cache.load(stat_key) or {}
     new_stats: dict = {}
 
@@ -180,9 +178,8 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
 
     # 3. Nothing changed since a run with the same files and settings: reuse its result whole.
     rules = settings.rules()
-    run_key = "result-" + hashlib.blake2b(
-        repr((TOOL_KEY, settings.key(), [(f.display, f.module, digests.get(f.path)) for f in files])).encode(),
-        digest_size=16).hexdigest() + ".pickle"
+    run_key = entry_name("result", (TOOL_KEY, settings.key(), [(f.display, f.module, digests.get(f.path))
+                                                               for f in files]), size=16)
     base_stats = {"files": len(files), "parsed": len(todo), "cached": len(files) - len(todo), "phases": phases}
     cached = None if keep_context else cache.load(run_key)
     if isinstance(cached, dict) and cached.get("version") == 1:
@@ -228,7 +225,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
         # astroid keeps parsed modules for the life of the process (the resident server's too).
         changed = set(todo)
         forget_modules([m.name for m in index.modules.values() if m.file.path in changed])
-    memo_key = "astroid-" + hashlib.blake2b(TOOL_KEY.encode(), digest_size=8).hexdigest() + ".pickle"
+    memo_key = entry_name("astroid", TOOL_KEY)
     memo = cache.load(memo_key) if settings.astroid else None
     memo = memo if isinstance(memo, dict) else {}
     memo_size = len(memo)
