@@ -15,6 +15,7 @@ import os
 from collections import Counter
 
 from .atomic import atomic_write_bytes
+from .discover import path_within
 from .findings import Finding
 
 BASELINE_VERSION = 1
@@ -28,11 +29,7 @@ def fingerprint(f: Finding, path: str | None = None) -> str:
 
 def relative_path(f: Finding, display_to_abs: dict[str, str], root: str | None) -> str:
     full = display_to_abs.get(f.path)
-    if full and root:
-        rel = os.path.relpath(full, root)
-        if not rel.startswith(".."):
-            return rel.replace(os.sep, "/")
-    return f.path
+    return path_within(full, root, f.path) if full and root else f.path
 
 
 def build(findings: list[Finding], display_to_abs: dict[str, str], root: str | None) -> dict:
@@ -55,7 +52,7 @@ def build(findings: list[Finding], display_to_abs: dict[str, str], root: str | N
 def write(path: str, findings: list[Finding], display_to_abs: dict[str, str], root: str | None) -> int:
     doc = build(findings, display_to_abs, root)
     text = json.dumps(doc, indent=2, sort_keys=False) + "\n"
-    atomic_write(path, text)
+    atomic_write_bytes(path, text.encode("utf-8"))
     return sum(e["count"] for e in doc["findings"])
 
 
@@ -92,7 +89,3 @@ def filter_new(findings: list[Finding], known: Counter[str], display_to_abs: dic
         else:
             new.append(f)
     return new, covered
-
-
-def atomic_write(path: str, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))

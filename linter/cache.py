@@ -136,7 +136,8 @@ class Cache:
     def _write(cls, path: str, data: bytes) -> None:
         folder = os.path.dirname(path)
         # A name of this process's own: parallel runs and workers never write the same temporary
-        # file, and the rename makes the entry appear whole or not at all.
+        # file, and the rename makes the entry appear whole or not at all. (atomic.py writes user
+        # files: it keeps their permissions, at the price of mkstemp and chmod on every write.)
         tmp = os.path.join(folder, f".tmp-{os.getpid()}-{os.path.basename(path)}")
         try:
             if folder not in cls._made:

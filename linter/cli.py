@@ -23,6 +23,7 @@ import click
 
 from .. import __version__
 from .config import FORMATS, ConfigError, Resolved, resolve
+from .discover import path_within
 from .engine import Result, analyse
 
 
@@ -320,8 +321,7 @@ def rebase_paths(result: Result, base: str) -> Result:
     new_of: dict[str, str] = {}
     files = []
     for sf in result.files:
-        rel = os.path.relpath(sf.path, base)
-        shown = sf.display if rel.startswith("..") else rel.replace(os.sep, "/")
+        shown = path_within(sf.path, base, sf.display)
         new_of[sf.display] = shown
         files.append(dataclasses.replace(sf, display=shown))
     if all(k == v for k, v in new_of.items()):
@@ -365,11 +365,7 @@ def emit(result: Result, resolved: Resolved, opts: RunOptions) -> None:
 
     def path_of(display: str) -> str:
         full = abs_of.get(display)
-        if full:
-            rel = os.path.relpath(full, root)
-            if not rel.startswith(".."):
-                return rel.replace(os.sep, "/")
-        return display
+        return path_within(full, root, display) if full else display
 
     if fmt == "json":
         from .report.json_report import render

@@ -148,6 +148,12 @@ def _add(files, seen, roots_cache, full, display, errors, top: str | None = None
                             roots_cache.get((os.path.dirname(full), top), "")))
 
 
+def path_within(path: str, base: str, fallback: str) -> str:
+    """`path` relative to `base` with `/` separators when it lies inside `base`, else `fallback`."""
+    rel = os.path.relpath(path, base)
+    return fallback if rel.startswith("..") else rel.replace(os.sep, "/")
+
+
 def decode_source(data: bytes) -> str:
     """Source bytes as text, in the encoding the file declares (PEP 263; UTF-8 otherwise)."""
     try:

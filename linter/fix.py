@@ -30,7 +30,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .atomic import atomic_write_bytes
-from .discover import decode_source
+from .discover import decode_source, path_within
 from .findings import Finding
 from .signature import bound_params
 from .summary import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
@@ -100,8 +100,7 @@ def plan(result, findings: list[Finding]) -> list[FilePlan]:
 
 def _shown(sf) -> str:
     """The file as seen from the current directory (so that the diff applies with `git apply`)."""
-    rel = os.path.relpath(sf.path)
-    return sf.display if rel.startswith("..") else rel.replace(os.sep, "/")
+    return path_within(sf.path, os.curdir, sf.display)
 
 
 def _method_code(ctx, f: Finding, sources: "_SourceCache", indent: str) -> str:
