@@ -8,7 +8,6 @@ failing that, the current directory. Paths in the table (`exclude`, `per-file-ig
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 import sys
@@ -22,6 +21,7 @@ else:  # pragma: no cover - Python 3.10
     except ImportError:  # pragma: no cover
         tomllib = None  # type: ignore[assignment]
 
+from .discover import matches
 from .engine import Settings
 
 TABLE = "tool.attn-lint"
@@ -251,11 +251,8 @@ class Resolved:
             return False
         rel = os.path.relpath(abs_path, self.config.root).replace(os.sep, "/")
         name = os.path.basename(abs_path)
-        for glob, codes in self.per_file_ignores.items():
-            if fnmatch.fnmatch(rel, glob) or fnmatch.fnmatch(name, glob) or fnmatch.fnmatch(rel, glob + "/*"):
-                if any(code.startswith(c) for c in codes):
-                    return True
-        return False
+        return any(matches(rel, name, (glob,)) and any(code.startswith(c) for c in codes)
+                   for glob, codes in self.per_file_ignores.items())
 
     def describe(self) -> list[tuple[str, object, str]]:
         s = self.settings

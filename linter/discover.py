@@ -102,13 +102,13 @@ def _discover(paths: list[str], exclude: tuple[str, ...]) -> tuple[list[SourceFi
             if _consulted is not None:
                 _consulted.add(dirpath)
             dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS
-                                 and not _excluded(_display(os.path.join(dirpath, d), top), d, exclude))
+                                 and not matches(_display(os.path.join(dirpath, d), top), d, exclude))
             for name in sorted(filenames):
                 if not name.endswith((".py", ".pyi")):
                     continue
                 full = os.path.join(dirpath, name)
                 disp = _display(full, top)
-                if _excluded(disp, name, exclude):
+                if matches(disp, name, exclude):
                     continue
                 _add(files, seen, roots_cache, full, disp, errors, top, real_dirs)
     return files, errors
@@ -120,7 +120,8 @@ def _display(full: str, top: str) -> str:
     return rel.replace(os.sep, "/")
 
 
-def _excluded(display: str, name: str, patterns: tuple[str, ...]) -> bool:
+def matches(display: str, name: str, patterns) -> bool:
+    """Whether a path (relative, `/`-separated) or its file name matches a glob, or lies under one."""
     return any(fnmatch.fnmatch(display, p) or fnmatch.fnmatch(name, p) or fnmatch.fnmatch(display, p + "/*")
                for p in patterns)
 
