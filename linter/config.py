@@ -113,12 +113,22 @@ def _has_table(path: str) -> bool:
         return False  # cheap: most pyproject files never mention us
     _need_toml()
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        data = _parsed_toml(path, raw)
     except Exception as exc:  # a broken file that does mention us is an error, not silence
         if re.search(rb"^\s*\[tool\.(attn-lint|\"attn-lint\")", raw, re.M):
             raise ConfigError(f"{path}: not valid TOML: {exc}") from None
         return False
     return isinstance(data.get("tool"), dict) and "attn-lint" in data["tool"]
+
+
+_TOML_SEEN: dict[str, tuple[bytes, dict]] = {}  # path -> (its bytes, parsed): finding and loading parse once
+
+
+def _parsed_toml(path: str, raw: bytes) -> dict:
+    seen = _TOML_SEEN.get(path)
+    if seen is None or seen[0] != raw:
+        seen = _TOML_SEEN[path] = (raw, tomllib.loads(raw.decode("utf-8")))
+    return seen[1]
 
 
 def _need_toml() -> None:
@@ -133,7 +143,7 @@ def load_config(path: str | None, root: str) -> Config:
     _need_toml()
     try:
         with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+            data = _parsed_toml(path, fh.read())
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except Exception as exc:
