@@ -38,7 +38,6 @@ on a tree with no findings (the ``fixed`` fixtures, SGLang 0.5.23).
 
 from __future__ import annotations
 
-import inspect
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -146,15 +145,9 @@ def verify(result: Result, gpu: bool = False, *, time_limit: float = DEFAULT_MOD
     with TreeLoader(result.files, time_limit=time_limit) as loader:
         for f in todo:
             start = time.perf_counter()
-            try:
-                o: Outcome = SCENARIOS[f.code](f, ctx, loader)
-            except KeyboardInterrupt:
-                raise
-            except BaseException as exc:  # noqa: BLE001 - a bug here must not lose the report
-                o = Outcome("unverifiable", f"internal error while verifying: {_one_line(exc)}", "n/a")
+            o = _run_scenario(f, ctx, loader)
             out[f] = Verification(o.verdict, o.load_mode, o.detail, time.perf_counter() - start, None, o.facts)
-            if o.verdict == "confirmed" and o.gpu_plan is not None and f.code in GPU_RULES \
-                    and plans_prefill_metadata(f.member):
+            if _wants_gpu(f, o):
                 plans[f] = o.gpu_plan
         retry = [f for f in todo if out[f].facts.get("load_problem")]
     if retry:
@@ -164,26 +157,35 @@ def verify(result: Result, gpu: bool = False, *, time_limit: float = DEFAULT_MOD
         with TreeLoader(result.files, time_limit=time_limit, strict=True) as strict_loader:
             for f in retry:
                 start = time.perf_counter()
-                try:
-                    o = SCENARIOS[f.code](f, ctx, strict_loader)
-                except KeyboardInterrupt:
-                    raise
-                except BaseException as exc:  # noqa: BLE001
-                    o = Outcome("unverifiable", f"internal error while verifying: {_one_line(exc)}", "n/a")
+                o = _run_scenario(f, ctx, strict_loader)
                 if not o.facts.get("load_problem"):
                     first = out[f]
                     facts = dict(o.facts, first_attempt=first.detail)
                     out[f] = Verification(o.verdict, o.load_mode, o.detail, first.seconds + time.perf_counter() - start,
                                           None, facts)
-                    if o.verdict == "confirmed" and o.gpu_plan is not None and f.code in GPU_RULES \
-                            and plans_prefill_metadata(f.member):
+                    if _wants_gpu(f, o):
                         plans[f] = o.gpu_plan
     if gpu:
-        with TreeLoader(result.files, time_limit=time_limit) as loader:
-            _run_gpu(out, plans, gpu_problem, smoke_backend)
-            if gpu_problem is None:
+        _run_gpu(out, plans, gpu_problem, smoke_backend)
+        if gpu_problem is None:
+            with TreeLoader(result.files, time_limit=time_limit) as loader:  # the controls' own classes
                 out.controls = gpu_controls(result, loader, smoke_backend, {f.member for f in plans})
     return out
+
+
+def _run_scenario(f: Finding, ctx, loader: TreeLoader) -> Outcome:
+    try:
+        return SCENARIOS[f.code](f, ctx, loader)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a bug here must not lose the report
+        return Outcome("unverifiable", f"internal error while verifying: {_one_line(exc)}", "n/a")
+
+
+def _wants_gpu(f: Finding, o: Outcome) -> bool:
+    """A confirmed finding whose scenario left a plan for a hook that plans prefill metadata."""
+    return o.verdict == "confirmed" and o.gpu_plan is not None and f.code in GPU_RULES \
+        and plans_prefill_metadata(f.member)
 
 
 def _run_gpu(out: dict[Finding, Verification], plans: dict[Finding, GpuPlan], problem: str | None,
@@ -270,24 +272,24 @@ def gpu_controls(result: Result, loader: TreeLoader, backend: str = "fa2",
     0.5.23), a forward the implementation cannot bind fails with its TypeError.
     """
     from .flashinfer_smoke import make_standin_backend_class, run_prefill_protocol
-    from .scenarios import _delegate_attrs, _load_class, _owner_signature, _plant_delegates, new_instance
+    from .scenarios import _delegate_attrs, _fmt_sig, _load_class, _owner_signature, _plant_delegates, new_instance
 
     ctx = result.context
     if ctx is None:
         return []
     flagged = {(f.class_name, f.member) for f in result.findings if f.code in GPU_RULES}
     index, model = ctx.index, ctx.model
+    # A getter returns metadata; it does not plan it.
+    wanted = sorted(m for m in (set(SEED_HOOKS) | set(hooks)) & ctx.probes.keys() if not m.startswith("get_"))
     out: list[Control] = []
     for wq, wrapper in sorted(model.wrappers.items()):
-        for member in sorted(ctx.probes):
-            if member not in set(SEED_HOOKS) | set(hooks) or (wq, member) in flagged:
+        impls = model.implementations(wrapper.delegate_types(), exclude=wq)
+        for member in wanted:
+            if (wq, member) in flagged:
                 continue
-            if member.startswith("get_"):
-                continue  # a getter returns metadata; it does not plan it
             hit = index.method(wq, member)
             if hit is None or hit[1].noop or not _callable_as_hook(hit[1].params):
                 continue
-            impls = model.implementations(wrapper.delegate_types(), exclude=wq)
             owners = sorted({found[0] for found in (index.method(i, member) for i in impls)
                              if found and not found[1].noop and _callable_as_hook(found[1].params)})
             if not owners:
@@ -301,12 +303,10 @@ def gpu_controls(result: Result, loader: TreeLoader, backend: str = "fa2",
                 kind, sig, _, _, oerr = _owner_signature(ctx, loader, owner, member)
                 if kind != "method" or sig is None:
                     continue
-                key = str(sig.replace(parameters=[p.replace(annotation=inspect.Parameter.empty)
-                                                  for p in sig.parameters.values()],
-                                      return_annotation=inspect.Signature.empty))
-                if key in seen:
+                label = _fmt_sig(member, sig)
+                if label in seen:
                     continue
-                seen.add(key)
+                seen.add(label)
                 start = time.perf_counter()
                 try:
                     harness, batches = _harness(backend)
@@ -324,7 +324,7 @@ def gpu_controls(result: Result, loader: TreeLoader, backend: str = "fa2",
                     # The wrapper's hook reads forward-batch fields the harness does not model.
                     verdict = "n/a"
                     detail = f"not applicable: the hook needs more of the forward batch than the harness has ({detail})"
-                out.append(Control(wq, member, owner, f"{member}{key}", verdict, detail,
+                out.append(Control(wq, member, owner, label, verdict, detail,
                                    time.perf_counter() - start))
     return out
 
