@@ -113,10 +113,12 @@ def _compute(module: str, path: str, summary: ModuleSummary) -> ModuleFacts:
         for probe in fn.probes:
             site = site or Site(module, cqual, fn, path)
             facts.probes.setdefault(probe.member, []).append((site, probe))
+        receivers = []  # of member calls: where `self` attributes are read as receivers
         for call in fn.calls:
             target = member_target(fn, call.func)
             if target is None:
                 continue
+            receivers.append(target[0])
             site = site or Site(module, cqual, fn, path)
             entry = (site, call, target)
             recv, member, how = target
@@ -135,7 +137,7 @@ def _compute(module: str, path: str, summary: ModuleSummary) -> ModuleFacts:
             scope = scope or Scope(module, cqual, fn)
             facts.constructions.append((last, scope, construction))
         if cqual and fn.params:
-            forwarded_attrs(fn, fn.params[0].name, facts.receiver_attrs.setdefault(cqual, set()))
+            forwarded_attrs(fn, fn.params[0].name, receivers, facts.receiver_attrs.setdefault(cqual, set()))
         steps: set[str] = set()
         for local, values in fn.locals.items():
             steps |= steps_down(local, values)
@@ -146,10 +148,10 @@ def _compute(module: str, path: str, summary: ModuleSummary) -> ModuleFacts:
     return facts
 
 
-def forwarded_attrs(fn: FunctionInfo, self_name: str, out: set[str]) -> None:
+def forwarded_attrs(fn: FunctionInfo, self_name: str, call_receivers: list, out: set[str]) -> None:
     """`self.<attr>` read anywhere a delegate can be reached from: a call or probe receiver
     (directly, through a loop, an index or a local), a returned value (`_select_backend`)."""
-    refs = [t[0] for t in (member_target(fn, c.func) for c in fn.calls) if t]
+    refs = list(call_receivers)
     refs.extend(p.receiver for p in fn.probes)
     refs.extend(fn.return_values)
     through_locals: dict[str, frozenset[str]] = {}  # a local's answer, computed once per function

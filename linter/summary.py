@@ -491,18 +491,16 @@ class _FunctionWalker(ast.NodeVisitor):
                     kws.append(kw.arg)
             self.calls.append(CallSite(node.lineno, node.col_offset, callee, n_pos, tuple(kws), star, dstar))
             last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            constructed = None
             if last == "__init__" and isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Name) \
                     and func.value.func.id == "super":
-                # `super().__init__(...)`: how a subclass constructs its base, recorded like a call.
-                self.constructions.append((
-                    ("super",),
-                    tuple(None if isinstance(a, ast.Starred) else self.ref(a) for a in node.args),
-                    tuple((kw.arg, self.ref(kw.value)) for kw in node.keywords if kw.arg),
-                    star or dstar))
+                constructed = ("super",)  # how a subclass constructs its base, recorded like a call
             elif last[:1].isupper() and (node.args or node.keywords):
                 name = dotted(func)
+                constructed = ("name", name) if name else callee
+            if constructed is not None:
                 self.constructions.append((
-                    ("name", name) if name else callee,
+                    constructed,
                     tuple(None if isinstance(a, ast.Starred) else self.ref(a) for a in node.args),
                     tuple((kw.arg, self.ref(kw.value)) for kw in node.keywords if kw.arg),
                     star or dstar))
@@ -579,7 +577,7 @@ def _summarise_class(node: ast.ClassDef, prefix: str, classes: dict[str, ClassIn
         decorators=tuple(_decorator_name(d) for d in node.decorator_list),
     )
     classes[name] = info
-    for stmt in _flatten_class_body(node.body):
+    for stmt in _flatten(node.body):
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             fn = _summarise_function(stmt, True, pending, imports)
             previous = info.methods.get(stmt.name)
@@ -603,17 +601,19 @@ def _summarise_class(node: ast.ClassDef, prefix: str, classes: dict[str, ClassIn
                                                    walker.ref(stmt.value))
 
 
-def _flatten_class_body(body: list[ast.stmt]):
-    """Class bodies sometimes define members under `if`/`try` (version or platform switches)."""
+def _flatten(body: list[ast.stmt]):
+    """The statements of a body, with those under `if`/`try` switches (version, platform,
+    `TYPE_CHECKING`, optional imports) in source order: body, handlers, else, finally."""
     for stmt in body:
         if isinstance(stmt, ast.If):
-            yield from _flatten_class_body(stmt.body)
-            yield from _flatten_class_body(stmt.orelse)
+            yield from _flatten(stmt.body)
+            yield from _flatten(stmt.orelse)
         elif isinstance(stmt, ast.Try):
-            yield from _flatten_class_body(stmt.body)
+            yield from _flatten(stmt.body)
             for h in stmt.handlers:
-                yield from _flatten_class_body(h.body)
-            yield from _flatten_class_body(stmt.orelse)
+                yield from _flatten(h.body)
+            yield from _flatten(stmt.orelse)
+            yield from _flatten(stmt.finalbody)
         else:
             yield stmt
 
@@ -776,12 +776,6 @@ def _prune(fn: FunctionInfo, module_names: set[str], keep_all_locals: bool = Fal
 
 def _definitions_in(stmt: ast.stmt):
     """Top-level definitions, including those under `if TYPE_CHECKING:`/`try:` switches."""
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        yield stmt
-    elif isinstance(stmt, (ast.If, ast.Try)):
-        for part in (stmt.body, getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])):
-            for inner in part:
-                yield from _definitions_in(inner)
-        for handler in getattr(stmt, "handlers", []):
-            for inner in handler.body:
-                yield from _definitions_in(inner)
+    for inner in _flatten([stmt]):
+        if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield inner
