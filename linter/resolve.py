@@ -163,14 +163,15 @@ class Resolver:
                     via = r.via if r.via != "index" else via
                 return Resolution(frozenset(out), tuple(steps[:6]), via)
         sym = self.index.resolve_name(scope.module, name)
-        if sym is None:
-            return NOTHING
-        if sym.kind == "class":
-            return Resolution(frozenset((("cls", sym.qual),)))
-        if sym.kind == "function":
-            return Resolution(frozenset((("fn", sym.qual),)))
-        if sym.kind == "module":
-            return Resolution(frozenset((("mod", sym.qual),)))
+        return self._symbol(sym, depth, visiting) if sym is not None else NOTHING
+
+    _SYMBOL_TYPES = {"class": "cls", "function": "fn", "module": "mod"}
+
+    def _symbol(self, sym, depth: int, visiting: frozenset) -> Resolution:
+        """What a named thing is: a class, function or module object, or a global's values."""
+        kind = self._SYMBOL_TYPES.get(sym.kind)
+        if kind is not None:
+            return Resolution(frozenset(((kind, sym.qual),)))
         module, _, gname = sym.qual.rpartition(".")
         return self._global(module, gname, depth, visiting)
 
@@ -200,15 +201,7 @@ class Resolver:
                 sym = self.index.resolve_name(t[1], attr)
                 if sym is None:
                     continue
-                if sym.kind == "class":
-                    r = Resolution(frozenset((("cls", sym.qual),)))
-                elif sym.kind == "function":
-                    r = Resolution(frozenset((("fn", sym.qual),)))
-                elif sym.kind == "module":
-                    r = Resolution(frozenset((("mod", sym.qual),)))
-                else:
-                    m, _, g = sym.qual.rpartition(".")
-                    r = self._global(m, g, depth + 1, visiting)
+                r = self._symbol(sym, depth + 1, visiting)
             else:
                 continue
             out |= r.types
