@@ -153,7 +153,7 @@ class FamilyModel:
         if kind == "call":
             res = self.resolver.resolve(ref[1], scope)
             for t in res.types:
-                fn = self._function_of(t)
+                fn = self.resolver.function_of(t)
                 if fn is not None and self.unwrapping_functions.get(id(fn), frozenset()) & structure:
                     return True
         if kind in ("attr", "sub", "iter", "getattr", "call"):
@@ -161,18 +161,6 @@ class FamilyModel:
         if kind == "name" and ref[1] in site_fn.locals:
             return any(self.via_unwrapper(site_fn, scope, v, wrapper, depth + 1) for v in site_fn.locals[ref[1]])
         return False
-
-    def _function_of(self, t) -> FunctionInfo | None:
-        if not isinstance(t, tuple):
-            return None
-        if t[0] == "fn":
-            module, _, name = t[1].rpartition(".")
-            mod = self.index.modules.get(module)
-            return mod.summary.functions.get(name) if mod else None
-        if t[0] == "method":
-            entry = self.index.classes.get(t[1])
-            return entry.info.methods.get(t[2]) if entry else None
-        return None
 
     def wrapper_ancestors(self, qual: str) -> list[str]:
         return [c for c in self.index.mro(qual)[1:] if c in self.wrappers]

@@ -284,21 +284,27 @@ class Resolver:
                 continue  # calling an instance: __call__, not followed
             if t[0] == "cls":
                 out.add(t[1])
-            elif t[0] == "fn":
-                module, _, name = t[1].rpartition(".")
-                fn = self.index.modules[module].summary.functions.get(name) if module in self.index.modules else None
-                if fn is not None:
-                    r = self._return_types(module, None, fn, depth)
-                    out |= r.types
-                    steps.extend(r.steps)
-            elif t[0] == "method":
-                owner, name = t[1], t[2]
-                fn = self.index.classes[owner].info.methods.get(name)
-                if fn is not None:
-                    r = self._returns(owner, fn, depth)
-                    out |= r.types
-                    steps.extend(r.steps)
+                continue
+            fn = self.function_of(t)
+            if fn is not None:
+                r = self._return_types(t[1].rpartition(".")[0], None, fn, depth) if t[0] == "fn" else \
+                    self._returns(t[1], fn, depth)
+                out |= r.types
+                steps.extend(r.steps)
         return Resolution(frozenset(out), tuple(steps[:8]), func.via)
+
+    def function_of(self, t) -> FunctionInfo | None:
+        """The function a ("fn", qual) or ("method", class, name) type element names, if in the tree."""
+        if not isinstance(t, tuple):
+            return None
+        if t[0] == "fn":
+            module, _, name = t[1].rpartition(".")
+            mod = self.index.modules.get(module)
+            return mod.summary.functions.get(name) if mod else None
+        if t[0] == "method":
+            entry = self.index.classes.get(t[1])
+            return entry.info.methods.get(t[2]) if entry else None
+        return None
 
     def _within(self, t, declared: frozenset) -> bool:
         """Whether type element `t` is one of, or a subclass of, the declared types."""
