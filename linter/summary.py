@@ -509,6 +509,8 @@ class _FunctionWalker(ast.NodeVisitor):
 
 _DISPATCH = {getattr(ast, name[6:]): fn for name, fn in vars(_FunctionWalker).items()
              if name.startswith("visit_") and hasattr(ast, name[6:])}
+# `ref` keeps no state, so class-level assignments share one walker instead of making one each.
+_EXPRESSIONS = _FunctionWalker(None, [])
 
 
 def _catches_attribute_error(node: ast.expr | None) -> bool:
@@ -589,16 +591,14 @@ def _summarise_class(node: ast.ClassDef, prefix: str, classes: dict[str, ClassIn
             _summarise_class(stmt, f"{name}.", classes, pending, imports)
             info.attrs[stmt.name] = ClassAttr(stmt.lineno, None, ("name", stmt.name))
         elif isinstance(stmt, ast.Assign):
-            walker = _FunctionWalker(None, imports)
-            value = walker.ref(stmt.value)
+            value = _EXPRESSIONS.ref(stmt.value)
             for target in stmt.targets:
                 for t in (target.elts if isinstance(target, ast.Tuple) else [target]):
                     if isinstance(t, ast.Name):
                         info.attrs[t.id] = ClassAttr(stmt.lineno, None, value)
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-            walker = _FunctionWalker(None, imports)
             info.attrs[stmt.target.id] = ClassAttr(stmt.lineno, type_ref(stmt.annotation),
-                                                   walker.ref(stmt.value))
+                                                   _EXPRESSIONS.ref(stmt.value))
 
 
 def _flatten(body: list[ast.stmt]):
