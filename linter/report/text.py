@@ -15,9 +15,9 @@ from ..findings import Finding
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold blue"}
 
 
-def make_console(stream=None, force_plain: bool = False) -> Console:
+def make_console(stream=None) -> Console:
     stream = stream or sys.stdout
-    plain = force_plain or bool(os.environ.get("NO_COLOR")) or not stream.isatty()
+    plain = bool(os.environ.get("NO_COLOR")) or not stream.isatty()
     return Console(file=stream, no_color=plain, highlight=False, soft_wrap=True,
                    force_terminal=False if plain else None, emoji=False, markup=False,
                    color_system=None if plain else "auto")
@@ -35,10 +35,10 @@ def code_frame(path: str, line: int, roots: dict[str, str], context: int = 1) ->
     return out
 
 
-def render(result: Result, console: Console, verbose_evidence: bool = True) -> None:
+def render(result: Result, console: Console) -> None:
     roots = {f.display: f.path for f in result.files}
     for f in result.findings:
-        _finding(console, f, roots, verbose_evidence)
+        _finding(console, f, roots)
     for e in result.errors:
         head = Text()
         head.append(f"{e.path}" + (f":{e.line}" if e.line else ""), style="bold")
@@ -49,7 +49,7 @@ def render(result: Result, console: Console, verbose_evidence: bool = True) -> N
     _summary(console, result)
 
 
-def _finding(console: Console, f: Finding, roots: dict[str, str], verbose: bool) -> None:
+def _finding(console: Console, f: Finding, roots: dict[str, str]) -> None:
     head = Text()
     head.append(f"{f.path}:{f.line}:{f.column}", style="bold")
     head.append(": ")
@@ -60,7 +60,7 @@ def _finding(console: Console, f: Finding, roots: dict[str, str], verbose: bool)
     for n, text in code_frame(f.path, f.line, roots):
         marker = ">" if n == f.line else " "
         console.print(Text(f"  {marker} {n:>5} | {text}", style="bold" if n == f.line else "dim"))
-    if verbose and f.evidence:
+    if f.evidence:
         console.print(Text("    evidence:", style="dim"))
         for e in f.evidence:
             line = Text("      - ")
