@@ -247,14 +247,24 @@ class Resolved:
     config: Config
     paths: list[str]
     fmt: str
-    per_file_ignores: dict[str, tuple[str, ...]]
-    severity: dict[str, str]
-    extra_family_bases: tuple[str, ...]
     sources: dict[str, str]
     exclude: tuple[str, ...] = ()  # as configured (the Settings hold them rebased to each path too)
     # The resident server (linter/server.py): "start" (start one when none runs), "if-running"
     # (use one that runs, the default), "off".
     server: str = "if-running"
+
+    # What the CLI applies around the engine, as the configuration says it.
+    @property
+    def per_file_ignores(self) -> dict[str, tuple[str, ...]]:
+        return self.config.per_file_ignores
+
+    @property
+    def severity(self) -> dict[str, str]:
+        return self.config.severity
+
+    @property
+    def extra_family_bases(self) -> tuple[str, ...]:
+        return self.config.extra_family_bases
 
     def per_file_ignored(self, abs_path: str, code: str) -> bool:
         if not self.per_file_ignores:
@@ -340,8 +350,7 @@ def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=Non
     elif cfg.cache_dir:
         settings.cache_dir = cfg.cache_dir
     return Resolved(settings=settings, config=cfg, paths=run_paths, fmt=fmt_,
-                    per_file_ignores=dict(cfg.per_file_ignores), severity=dict(cfg.severity),
-                    extra_family_bases=cfg.extra_family_bases, sources=sources, exclude=exc,
+                    sources=sources, exclude=exc,
                     server="off" if use_server is False or settings.cache_dir is None else
                     "start" if use_server else "if-running")
 
