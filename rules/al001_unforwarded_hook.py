@@ -37,6 +37,8 @@ to them, like a hybrid attention backend holding `full_attn_backend`) that neith
 inherits hook `H` and has no `__getattr__`, while an implementation its delegate can be defines
 `H`, and somewhere in the tree `H` is probed (`hasattr(x, "H")`, `getattr(x, "H", default)`,
 `try: x.H except AttributeError`) on a receiver that can be the wrapper.
+A wrapper that inherits the gap from a wrapper base is not reported again: the finding is on
+the outermost wrapper that has it.
 
 ## Why it is bad
 The probe answers for the wrapper, not for the backend inside it. For every deployment that uses

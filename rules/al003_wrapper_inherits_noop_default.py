@@ -39,6 +39,8 @@ A wrapper `W` that inherits hook `H` from the family base, where `H` is a no-op 
 docstring, `pass`, `...`, `return`, `return None` or a constant), while an implementation its
 delegates can be overrides `H` with a real body, and `H` is probed or called on receivers that can
 be `W`.
+A wrapper that inherits the gap from a wrapper base is reported once, on the outermost wrapper
+that has it.
 
 ## Why it is bad
 The probe succeeds and the call runs, but it runs the base's no-op: the delegate's hook silently
