@@ -198,17 +198,21 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
                    err=True)
         return 0
 
+    left_unwritten = False  # --fix left a file as it is (changed meanwhile, read-only, write failed)
     if opts.fix or opts.diff:
         from . import fix as fixer
         plans = fixer.plan(result, [f for f in result.findings if f.code == "AL001"])
-        for note in fixer.notes(plans):
-            click.echo(f"attn-lint: {note}", err=True)
         if opts.diff:
+            for note in fixer.notes(plans):
+                click.echo(f"attn-lint: {note}", err=True)
             text = fixer.diff(plans)
             if text:
                 click.echo(text, nl=False)
-            return 1 if text else 0
+            return 1 if text or any(fp.unwritten for fp in plans) else 0
         n_fixed, n_files = fixer.apply(plans)
+        for note in fixer.notes(plans):  # after writing, so that the files left as they are are named too
+            click.echo(f"attn-lint: {note}", err=True)
+        left_unwritten = any(fp.unwritten for fp in plans)
         if n_fixed:
             click.echo(f"attn-lint: fixed {n_fixed} finding{'s' if n_fixed != 1 else ''} in {n_files} "
                        f"file{'s' if n_files != 1 else ''}", err=True)
@@ -231,7 +235,7 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
         # A mistyped path must not pass CI as "no findings": the rest was analysed, but the
         # command line was wrong.
         return 2
-    return 1 if result.findings else 0
+    return 1 if result.findings or left_unwritten else 0
 
 
 def _analyse(resolved: Resolved, keep_context: bool = False) -> Result:

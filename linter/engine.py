@@ -52,6 +52,7 @@ class Result:
     stats: dict
     files: list[SourceFile] = field(default_factory=list)
     context: Context | None = None
+    digests: dict[str, str] = field(default_factory=dict)  # path -> content_hash of the bytes analysed
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,8 +252,10 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     if bridge is not None and len(memo) != memo_size:
         cache.store(memo_key, memo)
     cache.store(run_key, {"version": 1, "findings": findings, "file_errors": file_errors, "stats": rule_stats})
-    return _finish(findings, errors, {**base_stats, **rule_stats}, files, context if keep_context else None,
-                   rules, start)
+    result = _finish(findings, errors, {**base_stats, **rule_stats}, files, context if keep_context else None,
+                     rules, start)
+    result.digests = digests  # --fix writes only a file that still holds what was analysed
+    return result
 
 
 def _display(files: list[SourceFile], path: str) -> str:

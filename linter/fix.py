@@ -17,6 +17,11 @@ so the probe keeps its meaning for delegates that lack the hook, and every argum
 in every implementation (AL002 stays quiet). The rest of the file, formatting and comments
 included, is untouched. New text is re-parsed with `ast` before anything is written, and files are
 replaced atomically.
+
+A file is written only while it still holds what the analysis read (its content digest, checked
+when the fix is planned and again right before the write), is not read-only, and keeps its mode and
+owner; a symlinked module is written through the link. A file left as it is gets a note per
+finding, and the other files are still written.
 """
 
 from __future__ import annotations
@@ -24,12 +29,14 @@ from __future__ import annotations
 import ast
 import difflib
 import os
+import stat
 from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .atomic import atomic_write_bytes
+from .cache import content_hash
 from .discover import decode_source, path_within
 from .findings import Finding
 from .signature import bound_params
@@ -66,6 +73,8 @@ class FilePlan:
     new: bytes | None = None
     methods: list[MethodPlan] = field(default_factory=list)
     skipped: list[tuple[Finding, str]] = field(default_factory=list)
+    digest: str | None = None  # content_hash of the bytes the analysis read
+    unwritten: str | None = None  # why the file was left as it is, when it was
 
 
 # ------------------------------------------------------------------------------------------------
@@ -85,11 +94,15 @@ def plan(result, findings: list[Finding]) -> list[FilePlan]:
         entry = ctx.index.classes.get(f.class_name)
         if entry is None:
             continue
-        fp = plans.setdefault(entry.file.path, FilePlan(entry.file.path, _shown(entry.file)))
+        path = entry.file.path
+        fp = plans.setdefault(path, FilePlan(path, _shown(entry.file), digest=result.digests.get(path)))
         try:
-            code = _method_code(ctx, f, sources, sources.indent(entry.file.path))
+            code = _method_code(ctx, f, sources, sources.indent(path))
         except Unfixable as exc:
             fp.skipped.append((f, str(exc)))
+            continue
+        except OSError as exc:  # an implementation's file went away after the analysis
+            fp.skipped.append((f, f"cannot read {exc.filename or 'a file'}: {exc.strerror or exc}"))
             continue
         fp.methods.append(MethodPlan(f, entry.info.name, entry.info.line, code))
     for fp in plans.values():
@@ -456,7 +469,14 @@ class _AddMethods(cst.CSTTransformer):
 
 
 def _render(fp: FilePlan, sources: _SourceCache) -> None:
-    fp.old = sources.data(fp.path)
+    try:
+        fp.old = sources.data(fp.path)
+    except OSError as exc:
+        _leave(fp, f"cannot read the file ({exc.strerror or exc})")
+        return
+    if content_hash(fp.old) != fp.digest:  # e.g. the hook added by hand meanwhile: never add a second
+        _leave(fp, CHANGED)
+        return
     try:
         module = sources.module(fp.path)
     except Exception as exc:
@@ -530,17 +550,44 @@ def diff(plans: list[FilePlan]) -> str:
     return "".join(chunks)
 
 
+CHANGED = "the file changed since it was analysed; left as it is (run attn-lint again)"
+
+
 def apply(plans: list[FilePlan]) -> tuple[int, int]:
-    """Write the fixed files; (findings fixed, files written)."""
+    """Write the fixed files; (findings fixed, files written). A file that cannot be written is
+    left as it is, with `unwritten` and a note per finding saying why; the others are still written."""
     n_fixed = n_files = 0
     for fp in plans:
         if fp.new is None or fp.new == fp.old:
             continue
-        with open(fp.path, "rb") as fh:
-            if fh.read() != fp.old:
-                fp.skipped.extend((m.finding, "the file changed while fixing; left unchanged") for m in fp.methods)
-                continue
-        atomic_write_bytes(fp.path, fp.new)
+        why = _write(fp)
+        if why:
+            _leave(fp, why)
+            continue
         n_fixed += len(fp.methods)
         n_files += 1
     return n_fixed, n_files
+
+
+def _write(fp: FilePlan) -> str | None:
+    """Write `fp.new` over the file (through a symlink); None when written, else why not."""
+    try:
+        with open(fp.path, "rb") as fh:
+            if content_hash(fh.read()) != fp.digest:
+                return CHANGED
+        st = os.stat(fp.path)
+        # From the owner's write bit too: os.access says yes to root for any file.
+        if not st.st_mode & stat.S_IWUSR or not os.access(fp.path, os.W_OK):
+            return f"the file is read-only (mode {stat.S_IMODE(st.st_mode):04o}); left as it is"
+        atomic_write_bytes(fp.path, fp.new)
+    except OSError as exc:
+        return f"cannot write the file ({exc.strerror or exc}); left as it is"
+    return None
+
+
+def _leave(fp: FilePlan, why: str) -> None:
+    """Leave the file as it is: each of its fixes becomes a note saying why."""
+    fp.unwritten = why
+    fp.skipped.extend((m.finding, why) for m in fp.methods)
+    fp.methods = []
+    fp.new = None

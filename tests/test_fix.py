@@ -336,3 +336,137 @@ def test_fix_keeps_a_file_in_its_declared_encoding(tmp_path):
     fixed = path.read_bytes()
     assert fixed.startswith("# -*- coding: latin-1 -*-\n# Caf\u00e9 backends\n".encode("latin-1"))
     assert "def plan_chunks(self, batch):" in fixed.decode("latin-1")
+
+
+# ------------------------------------------------------------------------------------------------
+# Writing safely: what the user wrote meanwhile, links, modes, owners, files that cannot be written
+# ------------------------------------------------------------------------------------------------
+
+FLASH = '''
+    class FlashBackend(Backend):
+        def forward(self, batch):
+            return batch
+
+        def plan_chunks(self, batch):
+            self.planned = batch
+'''
+
+# A second wrapper with the same finding, in another file.
+PAIR = '''
+from serving.backends import Backend
+
+class PairBackend(Backend):
+    def __init__(self, primary: Backend):
+        self.primary = primary
+
+    def forward(self, batch):
+        return self.primary.forward(batch)
+'''
+
+BY_HAND = '''
+    def plan_chunks(self, batch):  # written by hand while attn-lint ran
+        return self.full_attn_backend.plan_chunks(batch)
+'''
+
+
+def add_by_hand(path):
+    path.write_text(path.read_text().replace("  # keep me\n", "  # keep me\n" + BY_HAND))
+    return path.read_text()
+
+
+def two_wrappers(root, padding: str = ""):
+    write(root, {"serving/backends.py": backends(FLASH) + padding, "serving/pair.py": PAIR,
+                 "serving/model.py": MODEL})
+    return root / "serving" / "backends.py", root / "serving" / "pair.py"
+
+
+def test_fix_leaves_a_file_edited_after_the_analysis(tmp_path, monkeypatch):
+    path, pair = two_wrappers(tmp_path)
+    real_plan = fixer.plan
+    edited = []
+
+    def hook_added_by_hand_then_plan(result, found):
+        # the user adds the hook while the analysis runs: the fix must not add a second one
+        edited.append(add_by_hand(path))
+        return real_plan(result, found)
+
+    monkeypatch.setattr(fixer, "plan", hook_added_by_hand_then_plan)
+    r = cli(tmp_path, "--fix")
+    assert path.read_text() == edited[0]
+    assert "serving/backends.py" in r.stderr and "changed since it was analysed" in r.stderr, r.stderr
+    assert "fixed 1 finding in 1 file" in r.stderr  # the other file is fixed all the same
+    assert "def plan_chunks" in pair.read_text()
+    assert r.exit_code == 1, r.output  # not everything asked for was fixed
+
+
+def test_apply_checks_the_analysed_content_right_before_writing(tmp_path):
+    path, _ = two_wrappers(tmp_path)
+    res = analyse([str(tmp_path)], Settings(cache_dir=None), keep_context=True)
+    plans = fixer.plan(res, res.findings)
+    assert all(fp.new for fp in plans)
+    edited = add_by_hand(path)  # between planning and writing
+    assert fixer.apply(plans) == (1, 1)
+    assert path.read_text() == edited
+    assert any("serving/backends.py" in n and "changed since it was analysed" in n for n in fixer.notes(plans))
+
+
+def test_fix_writes_through_a_symlink(tmp_path):
+    tree = tmp_path / "tree"
+    path, _ = two_wrappers(tree)
+    real = tmp_path / "elsewhere" / "backends.py"
+    real.parent.mkdir()
+    path.rename(real)
+    path.symlink_to(real)
+    r = cli(tree, "--fix")
+    assert r.exit_code == 0, r.output
+    assert path.is_symlink() and os.readlink(path) == str(real)
+    assert "def plan_chunks(self, batch):" in real.read_text()
+    assert [p.name for p in real.parent.iterdir()] == ["backends.py"]
+
+
+def test_fix_keeps_mode_and_owner(tmp_path):
+    path, _ = two_wrappers(tmp_path)
+    path.chmod(0o640)
+    if os.geteuid() == 0:
+        os.chown(path, 12345, 23456)
+    st = path.stat()
+    r = cli(tmp_path, "--fix")
+    assert r.exit_code == 0, r.output
+    after = path.stat()
+    assert "def plan_chunks(self, batch):" in path.read_text()
+    assert (after.st_mode, after.st_uid, after.st_gid) == (st.st_mode, st.st_uid, st.st_gid)
+
+
+def test_fix_refuses_a_read_only_file(tmp_path):
+    path, pair = two_wrappers(tmp_path)
+    before = path.read_bytes()
+    path.chmod(0o444)
+    r = cli(tmp_path, "--fix")
+    assert path.read_bytes() == before and path.stat().st_mode & 0o777 == 0o444
+    assert "serving/backends.py" in r.stderr and "read-only" in r.stderr, r.stderr
+    assert "def plan_chunks" in pair.read_text()
+    assert r.exit_code == 1, r.output
+
+
+def test_a_failed_write_is_reported_and_the_other_files_are_still_fixed(tmp_path):
+    # A real write failure: the file-size limit (EFBIG, as on a full disk) stops the big file's
+    # write, which comes first; the small file after it must still be written.
+    path, pair = two_wrappers(tmp_path, padding=("#" * 100 + "\n") * 80)
+    before = path.read_bytes()
+    limit = len(before) - 1000
+    assert len(pair.read_bytes()) + 1000 < limit
+
+    def small_files_only():
+        import resource
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}
+    out = subprocess.run([sys.executable, "-m", "attn_lint", "--no-cache", "--fix", "."], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, preexec_fn=small_files_only)
+    assert out.returncode == 1, out.stderr
+    assert "internal error" not in out.stderr
+    assert "in serving/backends.py: cannot write the file (File too large)" in out.stderr, out.stderr
+    assert path.read_bytes() == before
+    assert "def plan_chunks" in pair.read_text()
+    assert "fixed 1 finding in 1 file" in out.stderr
+    assert [p.name for p in path.parent.iterdir() if p.name.startswith(".attn-lint-")] == []
