@@ -19,6 +19,11 @@ not be loaded at all: every package outside the standard library is a stand-in, 
 without the GPU stack; the first attempt's reason is kept in ``facts["first_attempt"]``) or
 ``failed``. Findings of other rules are not verified.
 
+The user's code never runs in this process: the checks run in forked children supervised by
+isolate.py (a wall-clock limit per finding, ``task_time_limit``); a child that dies, hangs or
+tampers with attn-lint makes its finding ``unverifiable`` with what happened
+(``facts["isolation"]``), and only validated JSON comes back.
+
 With ``gpu=True`` each confirmed AL001/AL002 finding whose hook **plans prefill metadata** is
 also driven end to end on FlashInfer (flashinfer_smoke.py): a stand-in full-attention backend with
 the real implementation's hook signature owns a real ragged prefill wrapper and plans it in the
