@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import click
 
 from .. import __version__
+from ..runtime_check.isolate import DEFAULT_TASK_TIME_LIMIT
 from .config import FORMATS, ConfigError, Resolved, resolve
 from .discover import path_within
 from .engine import Result, analyse
@@ -92,6 +93,7 @@ class RunOptions:
     # --- runtime verification (issue 4) ---
     verify: bool = False  # --verify: replay findings on the real classes (CPU)
     verify_gpu: bool = False  # --verify-on-gpu: and the FlashInfer smoke test
+    verify_time_limit: float = DEFAULT_TASK_TIME_LIMIT  # --verify-time-limit: wall-clock seconds per finding's child process
     verification: dict | None = None  # {Finding: Verification}, set by run()
     gpu_problem: str | None = None  # why the GPU smoke test could not run
     # --- end runtime verification ---
@@ -137,11 +139,15 @@ class RunOptions:
 @click.option("--verify-on-gpu", "verify_gpu", is_flag=True,
               help="--verify, plus a FlashInfer prefill smoke test for confirmed prefill-metadata findings "
                    "(needs a CUDA GPU, torch and flashinfer: pip install 'attn-lint[gpu]'; exit 2 without them).")
+@click.option("--verify-time-limit", "verify_time_limit", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TASK_TIME_LIMIT,
+              show_default=True, metavar="SECONDS",
+              help="--verify runs your code in child processes: the wall-clock limit per finding, after which "
+                   "its process group is killed and the finding is unverifiable (a GPU step gets 300 s more).")
 # --- end runtime verification ---
 @click.version_option(__version__, prog_name="attn-lint")
 def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_astroid, server, config_file, isolated,
           show_settings, statistics, report_unused, baseline, write_baseline, changed_files, fix, diff, debug,
-          verify=False, verify_gpu=False):
+          verify=False, verify_gpu=False, verify_time_limit=DEFAULT_TASK_TIME_LIMIT):
     """Find backend interface drift in PATHS (files or folders; default: `src` from pyproject.toml, or the
     project root).
 
@@ -152,6 +158,7 @@ def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_ast
     opts = RunOptions(report_unused=report_unused, baseline=baseline, write_baseline=write_baseline,
                       statistics=statistics, fix=fix, diff=diff, debug=debug)
     opts.verify, opts.verify_gpu = verify or verify_gpu, verify_gpu  # runtime verification (issue 4)
+    opts.verify_time_limit = verify_time_limit
     try:
         if changed_files:
             opts.changed_files = tuple(paths)
@@ -223,7 +230,8 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
         from ..runtime_check.verify import run_for_cli
         if result.context is None:  # re-analysed after --fix without the context
             result = postprocess(_analyse(resolved, keep_context=True), resolved, opts)
-        opts.verification, opts.gpu_problem = run_for_cli(result, gpu=opts.verify_gpu)
+        opts.verification, opts.gpu_problem = run_for_cli(result, gpu=opts.verify_gpu,
+                                                              task_time_limit=opts.verify_time_limit)
         if opts.gpu_problem:
             click.echo(f"attn-lint: {opts.gpu_problem}", err=True)
     # --- end runtime verification ---

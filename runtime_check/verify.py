@@ -19,6 +19,11 @@ not be loaded at all: every package outside the standard library is a stand-in, 
 without the GPU stack; the first attempt's reason is kept in ``facts["first_attempt"]``) or
 ``failed``. Findings of other rules are not verified.
 
+The user's code never runs in this process: the checks run in forked children supervised by
+isolate.py (a wall-clock limit per finding, ``task_time_limit``); a child that dies, hangs or
+tampers with attn-lint makes its finding ``unverifiable`` with what happened
+(``facts["isolation"]``), and only validated JSON comes back.
+
 With ``gpu=True`` each confirmed AL001/AL002 finding whose hook **plans prefill metadata** is
 also driven end to end on FlashInfer (flashinfer_smoke.py): a stand-in full-attention backend with
 the real implementation's hook signature owns a real ragged prefill wrapper and plans it in the
@@ -39,11 +44,12 @@ on a tree with no findings (the ``fixed`` fixtures, SGLang 0.5.23).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..linter.engine import Result
 from ..linter.findings import Finding, short
+from .isolate import DEFAULT_TASK_TIME_LIMIT, Failure, can_isolate, run_in_process, run_tasks
 from .loader import DEFAULT_MODULE_TIME_LIMIT, TreeLoader, _one_line
 from .scenarios import SCENARIOS, GpuPlan, Outcome
 
@@ -123,12 +129,16 @@ def _default_smoke_backend() -> str:
 
 
 def verify(result: Result, gpu: bool = False, *, time_limit: float = DEFAULT_MODULE_TIME_LIMIT,
-           smoke_backend: str | None = None, gpu_problem: str | None = None) -> dict[Finding, Verification]:
+           task_time_limit: float = DEFAULT_TASK_TIME_LIMIT, smoke_backend: str | None = None,
+           gpu_problem: str | None = None) -> dict[Finding, Verification]:
     """Verdicts for every AL001/AL002/AL003 finding of ``result`` (analysed with keep_context=True).
 
     ``gpu``: also run the FlashInfer smoke test for confirmed prefill-metadata findings.
     ``gpu_problem``: the caller already asked ``gpu_environment_problem()``; when it is set the
     GPU part is skipped with that reason (and the caller reports it).
+    ``time_limit``: the loader's own limit per module load (SIGALRM, inside the child);
+    ``task_time_limit``: the wall-clock limit per finding, kept from outside (isolate.py): the
+    user's code runs in child processes, and a child's death is its finding's verdict.
     """
     smoke_backend = smoke_backend or _default_smoke_backend()
     out: Verdicts = Verdicts()
@@ -141,36 +151,136 @@ def verify(result: Result, gpu: bool = False, *, time_limit: float = DEFAULT_MOD
             out[f] = Verification("unverifiable", "n/a", "the analysis kept no context "
                                   "(call analyse(..., keep_context=True))", 0.0)
         return out
-    plans: dict[Finding, GpuPlan] = {}
-    with TreeLoader(result.files, time_limit=time_limit) as loader:
-        for f in todo:
-            start = time.perf_counter()
-            o = _run_scenario(f, ctx, loader)
-            out[f] = Verification(o.verdict, o.load_mode, o.detail, time.perf_counter() - start, None, o.facts)
-            if _wants_gpu(f, o):
-                plans[f] = o.gpu_plan
-        retry = [f for f in todo if out[f].facts.get("load_problem")]
+    if gpu and gpu_problem is None:
+        gpu_problem = isolated_gpu_problem(task_time_limit)
+    run_gpu = gpu and gpu_problem is None
+    wanted: set[Finding] = set()  # findings that call for the smoke test
+    for f, (v, wants) in zip(todo, _batch(result, todo, False, time_limit, task_time_limit, run_gpu, smoke_backend)):
+        out[f] = v
+        if wants:
+            wanted.add(f)
+    retry = [f for f in todo if out[f].facts.get("load_problem")]
     if retry:
         # Second attempt for classes that would not load with the real packages present (an
         # installed torch or triton whose import-time work fails without the rest of the stack):
         # every package outside the standard library is a stand-in, as on a machine without them.
-        with TreeLoader(result.files, time_limit=time_limit, strict=True) as strict_loader:
-            for f in retry:
-                start = time.perf_counter()
-                o = _run_scenario(f, ctx, strict_loader)
-                if not o.facts.get("load_problem"):
-                    first = out[f]
-                    facts = dict(o.facts, first_attempt=first.detail)
-                    out[f] = Verification(o.verdict, o.load_mode, o.detail, first.seconds + time.perf_counter() - start,
-                                          None, facts)
-                    if _wants_gpu(f, o):
-                        plans[f] = o.gpu_plan
+        for f, (v, wants) in zip(retry, _batch(result, retry, True, time_limit, task_time_limit, run_gpu,
+                                              smoke_backend)):
+            first = out[f]
+            if v.facts.get("isolation"):
+                out[f] = replace(first, facts=dict(first.facts, strict_attempt=v.detail))
+            elif not v.facts.get("load_problem"):
+                out[f] = replace(v, seconds=first.seconds + v.seconds, facts=dict(v.facts, first_attempt=first.detail))
+                if wants:
+                    wanted.add(f)
     if gpu:
-        _run_gpu(out, plans, gpu_problem, smoke_backend)
-        if gpu_problem is None:
-            with TreeLoader(result.files, time_limit=time_limit) as loader:  # the controls' own classes
-                out.controls = gpu_controls(result, loader, smoke_backend, {f.member for f in plans})
+        if gpu_problem:
+            for f in wanted:
+                out[f] = replace(out[f], gpu=f"not run: {gpu_problem}")
+        else:
+            out.controls = _isolated_controls(result, time_limit, task_time_limit, smoke_backend,
+                                              {f.member for f in wanted})
     return out
+
+
+def _isolated(count: int, child_main, validate, task_time_limit: float) -> list:
+    if can_isolate():
+        return run_tasks(count, child_main, validate, task_time_limit)
+    return run_in_process(count, child_main, validate)
+
+
+def _batch(result: Result, findings: list[Finding], strict: bool, time_limit: float, task_time_limit: float,
+           run_gpu: bool, backend: str) -> list[tuple[Verification, bool]]:
+    """(verification, wants the smoke test) per finding, each checked in a child process."""
+    ctx = result.context
+
+    def child_main(first: int, ch) -> None:
+        with TreeLoader(result.files, time_limit=time_limit, strict=strict) as loader:
+            for i in range(first, len(findings)):
+                ch.start(i)
+                ch.result(i, _verify_one(findings[i], ctx, loader, run_gpu, backend, lambda: ch.extend(i)))
+
+    got = _isolated(len(findings), child_main, _from_child, task_time_limit)
+    return [(_failed(r), False) if isinstance(r, Failure) else r for r in got]
+
+
+def _verify_one(f: Finding, ctx, loader: TreeLoader, run_gpu: bool, backend: str, extend) -> dict:
+    """In the child: the scenario, and the smoke test where wanted; as JSON for the parent."""
+    start = time.perf_counter()
+    o = _run_scenario(f, ctx, loader)
+    v = Verification(o.verdict, o.load_mode, o.detail, time.perf_counter() - start, None, o.facts)
+    wants = _wants_gpu(f, o)
+    if wants and run_gpu:
+        extend()
+        gpu = _smoke(o.gpu_plan, backend)
+        v = replace(v, gpu=gpu, seconds=v.seconds + gpu["seconds"])
+    return {"v": v.to_json(), "wants_gpu": wants}
+
+
+def _from_child(data: Any) -> tuple[Verification, bool]:
+    """The parent's check of what a child sent: plain JSON of the expected shape, or ValueError."""
+    v, wants = data["v"], data["wants_gpu"]
+    if v["verdict"] not in VERDICTS or not isinstance(wants, bool):
+        raise ValueError("no such verdict")
+    load_mode, detail, seconds = v["load_mode"], v["detail"], v["seconds"]
+    facts, gpu = v.get("facts", {}), v.get("gpu")
+    if not (isinstance(load_mode, str) and isinstance(detail, str) and isinstance(facts, dict)
+            and isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
+            and (gpu is None or isinstance(gpu, (str, dict)))):
+        raise ValueError("fields of the wrong type")
+    return Verification(v["verdict"], load_mode, detail, float(seconds), gpu, facts), wants
+
+
+def _failed(failure: Failure) -> Verification:
+    return Verification("unverifiable", "n/a", "while this finding was checked (in a process of its own), "
+                        f"the code under verification {failure.detail}", failure.seconds,
+                        None, {"isolation": failure.kind})
+
+
+def isolated_gpu_problem(task_time_limit: float = DEFAULT_TASK_TIME_LIMIT) -> str | None:
+    """``gpu_environment_problem()`` asked in a child: CUDA initialised in this process would not
+    survive the forks that run the smoke tests."""
+    from . import flashinfer_smoke
+
+    def child_main(first: int, ch) -> None:
+        ch.start(0)
+        ch.extend(0)
+        ch.result(0, flashinfer_smoke.gpu_environment_problem())
+
+    def validate(data: Any) -> str | None:
+        if data is not None and not isinstance(data, str):
+            raise ValueError("not a reason")
+        return data
+
+    got = _isolated(1, child_main, validate, task_time_limit)[0]
+    if isinstance(got, Failure):
+        return f"GPU smoke test unavailable: checking the GPU stack {got.detail}"
+    return got
+
+
+def _isolated_controls(result: Result, time_limit: float, task_time_limit: float, backend: str,
+                       hooks: set[str]) -> list[Control]:
+    """``gpu_controls`` in a child process (it runs the wrappers' real hooks)."""
+    def child_main(first: int, ch) -> None:
+        with TreeLoader(result.files, time_limit=time_limit) as loader:  # the controls' own classes
+            ch.start(0)
+            ch.extend(0)
+            ch.result(0, [c.to_json() for c in gpu_controls(result, loader, backend, hooks)])
+
+    def validate(data: Any) -> list[Control]:
+        out = []
+        for c in data:
+            fields = [c[k] for k in ("wrapper", "member", "delegate", "signature", "verdict", "detail")]
+            if not all(isinstance(x, str) for x in fields) or not isinstance(c["seconds"], (int, float)):
+                raise ValueError("fields of the wrong type")
+            out.append(Control(*fields, float(c["seconds"])))
+        return out
+
+    got = _isolated(1, child_main, validate, task_time_limit)[0]
+    if isinstance(got, Failure):
+        return [Control("(GPU controls)", "", "", "", "error", f"the code under verification {got.detail}",
+                        got.seconds)]
+    return got
 
 
 def _run_scenario(f: Finding, ctx, loader: TreeLoader) -> Outcome:
@@ -188,53 +298,36 @@ def _wants_gpu(f: Finding, o: Outcome) -> bool:
         and plans_prefill_metadata(f.member)
 
 
-def _run_gpu(out: dict[Finding, Verification], plans: dict[Finding, GpuPlan], problem: str | None,
-             backend: str) -> None:
-    from dataclasses import replace
+def _smoke(plan: GpuPlan, backend: str) -> dict:
+    """The FlashInfer smoke test of one finding's plan (in the child that loaded its classes)."""
+    start = time.perf_counter()
+    first_use = backend not in _HARNESS  # this run includes FlashInfer's module build or load
+    try:
+        from .flashinfer_smoke import make_standin_backend_class, run_prefill_protocol
 
-    if not plans:
-        return
-    if problem is None:
-        from .flashinfer_smoke import gpu_environment_problem
-        problem = gpu_environment_problem()
-    if problem:
-        for f in plans:
-            out[f] = replace(out[f], gpu=f"not run: {problem}")
-        return
-    from .flashinfer_smoke import make_standin_backend_class, run_prefill_protocol
-
-    for f, plan in plans.items():
-        start = time.perf_counter()
-        first_use = backend not in _HARNESS  # this run includes FlashInfer's module build or load
-        try:
-            harness, batches = _harness(backend)
-            cls = make_standin_backend_class(plan.member, plan.signature, class_name=plan.standin_class_name)
-            standin = cls(harness)
-            front, call_args = plan.make_front(standin)
-            res = run_prefill_protocol(front, plan.member, harness, standin, batches, call_args=call_args)
-            gpu = {"verdict": res.verdict, "detail": res.detail, "front": plan.front_desc,
-                   "flashinfer_backend": res.backend, "tolerance": res.tolerance,
-                   "seconds": round(time.perf_counter() - start, 4), "first_use_in_process": first_use,
-                   "batches": [{"seq_lens": list(b.seq_lens), "outcome": b.outcome, "message": b.message,
-                                "max_abs_error": b.max_abs_error, "hook_found": b.hook_found,
-                                "hook_ran": b.hook_ran, "wall_s": b.wall_s} for b in res.batches]}
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # noqa: BLE001 - one finding's failure must not hide the others
-            gpu = {"verdict": "error", "detail": _one_line(exc), "front": plan.front_desc,
-                   "seconds": round(time.perf_counter() - start, 4)}
-        v = out[f]
-        out[f] = replace(v, gpu=gpu, seconds=v.seconds + gpu["seconds"])
+        harness, batches = _harness(backend)
+        cls = make_standin_backend_class(plan.member, plan.signature, class_name=plan.standin_class_name)
+        standin = cls(harness)
+        front, call_args = plan.make_front(standin)
+        res = run_prefill_protocol(front, plan.member, harness, standin, batches, call_args=call_args)
+        return {"verdict": res.verdict, "detail": res.detail, "front": plan.front_desc,
+                "flashinfer_backend": res.backend, "tolerance": res.tolerance,
+                "seconds": round(time.perf_counter() - start, 4), "first_use_in_process": first_use,
+                "batches": [{"seq_lens": list(b.seq_lens), "outcome": b.outcome, "message": b.message,
+                             "max_abs_error": b.max_abs_error, "hook_found": b.hook_found,
+                             "hook_ran": b.hook_ran, "wall_s": b.wall_s} for b in res.batches]}
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - one finding's failure must not hide the others
+        return {"verdict": "error", "detail": _one_line(exc), "front": plan.front_desc,
+                "seconds": round(time.perf_counter() - start, 4)}
 
 
-def run_for_cli(result: Result, gpu: bool = False) -> tuple[dict[Finding, Verification], str | None]:
+def run_for_cli(result: Result, gpu: bool = False, task_time_limit: float = DEFAULT_TASK_TIME_LIMIT) -> tuple[dict[Finding, Verification], str | None]:
     """What the CLI calls: the verdicts, and (``gpu`` only) the one-line reason the GPU smoke test
     could not run here, or None. The CLI prints that line and exits 2; the CPU verdicts stand."""
-    problem = None
-    if gpu:
-        from .flashinfer_smoke import gpu_environment_problem
-        problem = gpu_environment_problem()
-    verdicts = verify(result, gpu=gpu, gpu_problem=problem)
+    problem = isolated_gpu_problem(task_time_limit) if gpu else None
+    verdicts = verify(result, gpu=gpu, gpu_problem=problem, task_time_limit=task_time_limit)
     # Run-level facts go into the stats the JSON report already carries.
     if isinstance(result.stats, dict):
         result.stats["verification"] = {k: sum(1 for v in verdicts.values() if v.verdict == k) for k in VERDICTS}
