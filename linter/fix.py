@@ -30,7 +30,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .atomic import atomic_write_bytes
-from .discover import decode_source, path_within
+from .discover import decode_source, open_source, path_within
 from .findings import Finding
 from .signature import bound_params
 from .summary import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
@@ -369,7 +369,7 @@ class _SourceCache:
 
     def data(self, path: str) -> bytes:
         if path not in self._data:
-            with open(path, "rb") as fh:
+            with open_source(path) as fh:
                 self._data[path] = fh.read()
         return self._data[path]
 
@@ -536,7 +536,7 @@ def apply(plans: list[FilePlan]) -> tuple[int, int]:
     for fp in plans:
         if fp.new is None or fp.new == fp.old:
             continue
-        with open(fp.path, "rb") as fh:
+        with open_source(fp.path) as fh:
             if fh.read() != fp.old:
                 fp.skipped.extend((m.finding, "the file changed while fixing; left unchanged") for m in fp.methods)
                 continue
