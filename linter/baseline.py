@@ -24,7 +24,8 @@ BASELINE_VERSION = 1
 def fingerprint(f: Finding, path: str | None = None) -> str:
     key = "\x1f".join([f.code, f.class_name, f.member, (path or f.path).replace(os.sep, "/"),
                        ",".join(sorted(f.targets))])
-    return hashlib.sha256(key.encode()).hexdigest()[:32]
+    # A file name that is not UTF-8 hashes as its own bytes (the same key for UTF-8 names as before).
+    return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
 def relative_path(f: Finding, display_to_abs: dict[str, str], root: str | None) -> str:

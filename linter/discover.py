@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import fnmatch
 import io
+import errno
 import os
+import stat
 import time
 import tokenize
 from dataclasses import dataclass
@@ -78,7 +80,7 @@ def _discover(paths: list[str], exclude: tuple[str, ...]) -> tuple[list[SourceFi
         if not os.path.lexists(arg):
             errors.append(FileError(arg, "missing-path", "no such file or directory (given on the command line)"))
             continue
-        if os.path.isfile(arg):
+        if not os.path.isdir(arg):
             _add(files, seen, roots_cache, os.path.abspath(arg), os.path.normpath(arg).replace(os.sep, "/"),
                  errors)
             continue
@@ -128,9 +130,20 @@ def matches(display: str, name: str, patterns) -> bool:
 
 def _add(files, seen, roots_cache, full, display, errors, top: str | None = None,
          real_dirs: dict | None = None) -> None:
-    is_link = os.path.islink(full)
-    if is_link and not os.path.exists(full):
-        errors.append(FileError(display, "unreadable", "broken symbolic link"))
+    try:
+        mode = os.lstat(full).st_mode
+    except OSError as exc:
+        errors.append(FileError(display, "unreadable", exc.strerror or str(exc)))
+        return
+    is_link = stat.S_ISLNK(mode)
+    if is_link:
+        try:
+            mode = os.stat(full).st_mode
+        except OSError:
+            errors.append(FileError(display, "unreadable", "broken symbolic link"))
+            return
+    if not stat.S_ISREG(mode):
+        errors.append(FileError(display, "unreadable", NOT_REGULAR))
         return
     if is_link or real_dirs is None:
         real = os.path.realpath(full)
@@ -153,6 +166,25 @@ def path_within(path: str, base: str, fallback: str) -> str:
     """`path` relative to `base` with `/` separators when it lies inside `base`, else `fallback`."""
     rel = os.path.relpath(path, base)
     return fallback if rel.startswith("..") else rel.replace(os.sep, "/")
+
+
+NOT_REGULAR = "not a regular file (a FIFO, socket or device); skipped"
+
+
+def open_source(path: str):
+    """`path` opened for binary reading, or OSError where it is not a regular file: a FIFO named
+    `x.py` would block `open()` (and every read) for ever. Opened without blocking and checked
+    on the open descriptor, so a file swapped for a FIFO after discovery cannot block either."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, NOT_REGULAR)
+        if hasattr(os, "O_NONBLOCK"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def decode_source(data: bytes) -> str:

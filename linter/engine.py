@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field
 
 from .cache import SUMMARY_KEY, TOOL_KEY, Cache, content_hash, default_cache_dir, entry_name
-from .discover import SourceFile, discover
+from .discover import SourceFile, discover, open_source
 from .findings import FileError, Finding
 
 # The tree passes (index, context, rules, astroid) are imported where a run needs them, not here:
@@ -77,8 +77,10 @@ def _parse_bytes(data: bytes, path: str, max_bytes: int, digest: str) -> _Parsed
         return _Parsed(digest, None, (kind, msg, exc.lineno or 0))
     except (ValueError, UnicodeDecodeError) as exc:
         return _Parsed(digest, None, ("decode-error", str(exc), 0))
-    except RecursionError:
-        return _Parsed(digest, None, ("too-complex", "nesting too deep to analyse", 0))
+    except (RecursionError, MemoryError):
+        # CPython's parser gives up on such nesting too (MemoryError: its stack overflowed): the
+        # file is unparsable, not the run.
+        return _Parsed(digest, None, ("too-complex", "could not parse: nested too deeply", 0))
 
 
 def _worker(args: tuple[str, int, str | None, bool]) -> tuple[str, _Parsed | bytes | None, str | None]:
@@ -86,7 +88,7 @@ def _worker(args: tuple[str, int, str | None, bool]) -> tuple[str, _Parsed | byt
     already made for the cache, so that no summary is pickled twice on its way to the parent."""
     path, max_bytes, cache_dir, as_bytes = args
     try:
-        with open(path, "rb") as fh:
+        with open_source(path) as fh:
             data = fh.read(max_bytes + 1)
     except OSError as exc:
         return path, None, exc.strerror or str(exc)

@@ -54,6 +54,7 @@ class FamilyModel:
         self._provided_memo: dict[tuple, dict[str, set[str]]] = {}
         self._structure_memo: dict[str, frozenset[str]] = {}
         self._forwarding_memo: dict[tuple, tuple[list[Evidence], set[str]]] = {}
+        self._attrs_memo: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
 
     @cached_property
     def family_members(self) -> dict[str, frozenset[str]]:
@@ -306,11 +307,7 @@ class FamilyModel:
 
     def _wrapper(self, qual: str) -> Wrapper | None:
         entry = self.index.classes[qual]
-        assigned: set[str] = set()
-        used: set[str] = set()
-        for c in self.index.mro(qual):  # a subclass of a wrapper holds the same delegates
-            assigned.update(self.index.assignments(c))
-            used |= self.facts[self.index.classes[c].module].receiver_attrs.get(c, set())
+        assigned, used = self.index.bottom_up(qual, self._attrs_memo, self._attrs_with_inherited)
         # Only attributes something is called or probed on can be forwarded to; typing just those
         # keeps this pass cheap on classes with hundreds of attributes.
         attrs = assigned & used
@@ -337,6 +334,19 @@ class FamilyModel:
         if not forwards:
             return None
         return Wrapper(qual, delegates, forwards, forwarded)
+
+    def _attrs_with_inherited(self, qual: str) -> tuple[frozenset[str], frozenset[str]]:
+        """(`self` attributes assigned, read as receivers) in the class and its ancestors: a
+        subclass of a wrapper holds the same delegates. Built on the parents' entries, so that a
+        long chain of classes is not walked once per class."""
+        assigned = set(self.index.assignments(qual))
+        used = set(self.facts[self.index.classes[qual].module].receiver_attrs.get(qual, ()))
+        for parent in self.index.bases(qual)[0]:
+            inherited = self._attrs_memo.get(parent)  # missing only in a cyclic hierarchy
+            if inherited is not None:
+                assigned |= inherited[0]
+                used |= inherited[1]
+        return frozenset(assigned), frozenset(used)
 
     def _forwarding_sites(self, qual: str, delegate_attrs: frozenset[str]) -> tuple[list[Evidence], set[str]]:
         """Calls and probes in class `qual`'s own methods through those attributes, and the members

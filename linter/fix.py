@@ -37,7 +37,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .atomic import atomic_write_bytes
 from .cache import content_hash
-from .discover import decode_source, path_within
+from .discover import decode_source, open_source, path_within
 from .findings import Finding
 from .signature import bound_params
 from .summary import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
@@ -382,7 +382,7 @@ class _SourceCache:
 
     def data(self, path: str) -> bytes:
         if path not in self._data:
-            with open(path, "rb") as fh:
+            with open_source(path) as fh:
                 self._data[path] = fh.read()
         return self._data[path]
 
@@ -572,7 +572,7 @@ def apply(plans: list[FilePlan]) -> tuple[int, int]:
 def _write(fp: FilePlan) -> str | None:
     """Write `fp.new` over the file (through a symlink); None when written, else why not."""
     try:
-        with open(fp.path, "rb") as fh:
+        with open_source(fp.path) as fh:
             if content_hash(fh.read()) != fp.digest:
                 return CHANGED
         st = os.stat(fp.path)

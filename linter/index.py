@@ -51,6 +51,7 @@ class TreeIndex:
         self._name_memo: dict[tuple[str, str], Symbol | None] = {}
         self._bases_memo: dict[str, tuple[list[str], list[str]]] = {}
         self._mro_memo: dict[str, list[str]] = {}
+        self._roots_memo: dict[str, frozenset[str]] = {}
         self._members_memo: dict[str, tuple[dict, dict]] = {}
         self._assign_memo: dict[str, dict[str, list]] = {}
 
@@ -217,33 +218,69 @@ class TreeIndex:
 
     def mro(self, qual: str) -> list[str]:
         """In-tree MRO by C3 linearisation (depth-first order where C3 fails)."""
-        if qual in self._mro_memo:
-            return self._mro_memo[qual]
-        self._mro_memo[qual] = [qual]  # cycle guard for broken hierarchies
+        hit = self._mro_memo.get(qual)
+        return hit if hit is not None else self.bottom_up(qual, self._mro_memo, self._linearise)
+
+    def bottom_up(self, qual: str, memo: dict, compute) -> object:
+        """`memo[qual]`, where `compute(c)` may read `memo` for each of c's in-tree parents: every
+        ancestor is computed first, from an explicit stack, since a chain thousands of classes
+        deep (written in any order) must not recurse once per class. A parent missing from
+        `memo` when `compute` runs is a cycle in a broken hierarchy."""
+        started: set[str] = set()
+        stack = [qual]
+        while stack:
+            q = stack[-1]
+            if q in memo:
+                stack.pop()
+                continue
+            if q not in started:
+                started.add(q)
+                waiting = [p for p in self.bases(q)[0] if p not in memo and p not in started]
+                if waiting:
+                    stack.extend(reversed(waiting))
+                    continue
+            stack.pop()
+            memo[q] = compute(q)
+        return memo[qual]
+
+    def _linearise(self, qual: str) -> list[str]:
+        """C3 over the parents' MROs (known, or taken as the parent alone in a cycle), in time
+        linear in their total length: a long chain of single inheritance must not be cubic."""
         parents = self.bases(qual)[0]
-        seqs = [list(self.mro(p)) for p in parents] + [list(parents)]
+        seqs = [self._mro_memo.get(p) or [p] for p in parents] + [parents]
+        if len(parents) == 1:
+            return [qual] + seqs[0]  # what C3 gives for single inheritance
+        seqs = [s for s in seqs if s]
         result = [qual]
+        placed = {qual}
+        pos = [0] * len(seqs)
+        in_tail: dict[str, int] = {}
+        for s in seqs:
+            for c in s[1:]:
+                in_tail[c] = in_tail.get(c, 0) + 1
         while True:
-            seqs = [s for s in seqs if s]
-            if not seqs:
-                break
-            for seq in seqs:
-                head = seq[0]
-                if not any(head in s[1:] for s in seqs):
+            head = None
+            for i, s in enumerate(seqs):
+                if pos[i] < len(s) and not in_tail.get(s[pos[i]]):
+                    head = s[pos[i]]
                     break
-            else:
-                # Inconsistent hierarchy: Python would refuse it; fall back to depth-first order.
-                for seq in seqs:
-                    for c in seq:
-                        if c not in result:
-                            result.append(c)
-                break
-            result.append(head)
-            for s in seqs:
-                if s and s[0] == head:
-                    s.pop(0)
-        self._mro_memo[qual] = result
-        return result
+            if head is None:
+                if any(pos[i] < len(s) for i, s in enumerate(seqs)):
+                    # Inconsistent hierarchy: Python would refuse it; fall back to depth-first order.
+                    for i, s in enumerate(seqs):
+                        for c in s[pos[i]:]:
+                            if c not in placed:
+                                placed.add(c)
+                                result.append(c)
+                return result
+            if head not in placed:  # only a cycle repeats a class
+                placed.add(head)
+                result.append(head)
+            for i, s in enumerate(seqs):
+                if pos[i] < len(s) and s[pos[i]] == head:
+                    pos[i] += 1
+                    if pos[i] < len(s):
+                        in_tail[s[pos[i]]] -= 1
 
     def opaque_bases(self, qual: str) -> list[str]:
         """External bases anywhere in the MRO that could contribute unknown members."""
@@ -311,9 +348,17 @@ class TreeIndex:
                 return c
         return None
 
-    def roots(self, qual: str) -> set[str]:
+    def roots(self, qual: str) -> frozenset[str]:
         """The top-most in-tree ancestors of a class (the roots of its families)."""
-        return {c for c in self.mro(qual) if not self.bases(c)[0]}
+        hit = self._roots_memo.get(qual)
+        return hit if hit is not None else self.bottom_up(qual, self._roots_memo, self._roots)
+
+    def _roots(self, qual: str) -> frozenset[str]:
+        parents = self.bases(qual)[0]
+        if not parents:
+            return frozenset((qual,))
+        found = [self._roots_memo.get(p, frozenset()) for p in parents]
+        return found[0] if len(found) == 1 else frozenset().union(*found)
 
 
 def _separate_projects(modules: list[Module]) -> None:

@@ -22,6 +22,8 @@ import ast
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from .deepstack import call_deep
+
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
 SUMMARY_VERSION = 8
 
@@ -632,7 +634,7 @@ def summarise_source(source: str | bytes, filename: str = "<unknown>") -> Module
         n_lines = source.count(b"\n") + (0 if source.endswith(b"\n") or not source else 1)
     else:
         n_lines = source.count("\n") + (0 if source.endswith("\n") or not source else 1)
-    return summarise_tree(tree, n_lines)
+    return call_deep(summarise_tree, tree, n_lines)  # valid code nested as deep as CPython compiles
 
 
 def summarise_tree(tree: ast.Module, n_lines: int) -> ModuleSummary:

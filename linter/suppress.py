@@ -16,7 +16,7 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
-from .discover import decode_source
+from .discover import decode_source, open_source
 from .findings import Evidence, Finding
 
 UNUSED_CODE = "AL900"
@@ -102,7 +102,7 @@ def class_headers(text: str) -> dict[str, range]:
     """Class name within its module (`Outer.Inner`) -> the lines of its header (possibly several)."""
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
     out: dict[str, range] = {}
 
@@ -173,7 +173,7 @@ def apply_suppressions(findings: list[Finding], files, report_unused: bool = Fal
             kept.extend(file_findings)
             continue
         try:
-            with open(sf.path, "rb") as fh:
+            with open_source(sf.path) as fh:
                 raw = fh.read()
         except OSError:
             kept.extend(file_findings)

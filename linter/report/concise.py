@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from ..engine import Result
+from .printable import printable
 
 
 def render(result: Result) -> str:
-    lines = [f"{f.path}:{f.line}:{f.column}: {f.code} [{f.severity}] {f.message}" for f in result.findings]
-    lines.extend(f"{e.path}:{e.line or 1}:1: {e.kind}: {e.message} (file skipped)" for e in result.errors)
+    lines = [printable(f"{f.path}:{f.line}:{f.column}: {f.code} [{f.severity}] {f.message}") for f in result.findings]
+    lines.extend(printable(f"{e.path}:{e.line or 1}:1: {e.kind}: {e.message} (file skipped)") for e in result.errors)
     return "\n".join(lines)

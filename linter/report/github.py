@@ -7,12 +7,13 @@ the other severities). The evidence chain goes into the message, one line per li
 from __future__ import annotations
 
 from ..engine import Result
+from .printable import printable
 
 LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def _data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _prop(text: str) -> str:

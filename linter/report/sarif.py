@@ -21,7 +21,8 @@ LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 
 def _uri(path: str) -> str:
-    return quote(path.replace(os.sep, "/"), safe="/:@-._~")
+    # The name's own bytes: a file name that is not valid UTF-8 is still a file (RFC 3986 allows it).
+    return quote(os.fsencode(path.replace(os.sep, "/")), safe="/:@-._~")
 
 
 def _location(path: str, line: int, column: int | None = None) -> dict:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import linecache
 import os
 import sys
 
 from rich.console import Console
 from rich.text import Text
 
+from ..discover import decode_source, open_source
 from ..engine import Result
 from ..findings import Finding
+from .printable import printable
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold blue"}
 
@@ -23,49 +24,64 @@ def make_console(stream=None) -> Console:
                    color_system=None if plain else "auto")
 
 
-def code_frame(path: str, line: int, roots: dict[str, str], context: int = 1) -> list[tuple[int, str]]:
+def code_frame(path: str, line: int, roots: dict[str, str], context: int = 1,
+               sources: dict[str, list[str]] | None = None) -> list[tuple[int, str]]:
+    """The lines around `line`, as read now (`sources` keeps each file's lines for one report)."""
     full = roots.get(path)
     if not full:
         return []
-    out = []
-    for n in range(max(1, line - context), line + context + 1):
-        text = linecache.getline(full, n)
-        if text:
-            out.append((n, text.rstrip("\n")))
-    return out
+    sources = {} if sources is None else sources
+    lines = sources.get(full)
+    if lines is None:
+        lines = sources[full] = _read_lines(full)
+    return [(n, lines[n - 1]) for n in range(max(1, line - context), min(len(lines), line + context) + 1)]
+
+
+def _read_lines(path: str) -> list[str]:
+    try:
+        with open_source(path) as fh:  # never blocks on a FIFO put where a source file was
+            text = decode_source(fh.read())
+    except OSError:
+        return []
+    # Python's own line ends, so that the numbers match the finding's.
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines[-1] == "":
+        lines.pop()  # what follows the last line end is not a line
+    return lines
 
 
 def render(result: Result, console: Console) -> None:
     roots = {f.display: f.path for f in result.files}
+    sources: dict[str, list[str]] = {}
     for f in result.findings:
-        _finding(console, f, roots)
+        _finding(console, f, roots, sources)
     for e in result.errors:
         head = Text()
-        head.append(f"{e.path}" + (f":{e.line}" if e.line else ""), style="bold")
+        head.append(printable(f"{e.path}" + (f":{e.line}" if e.line else "")), style="bold")
         head.append(": ")
         head.append(f"{e.kind}", style="magenta")
-        head.append(f": {e.message} (file skipped)")
+        head.append(printable(f": {e.message} (file skipped)"))
         console.print(head)
     _summary(console, result)
 
 
-def _finding(console: Console, f: Finding, roots: dict[str, str]) -> None:
+def _finding(console: Console, f: Finding, roots: dict[str, str], sources: dict[str, list[str]]) -> None:
     head = Text()
-    head.append(f"{f.path}:{f.line}:{f.column}", style="bold")
+    head.append(printable(f"{f.path}:{f.line}:{f.column}"), style="bold")
     head.append(": ")
     head.append(f"{f.code}", style=SEVERITY_STYLE.get(f.severity, "bold"))
     head.append(f" [{f.severity}] ", style=SEVERITY_STYLE.get(f.severity, ""))
-    head.append(f.message)
+    head.append(printable(f.message))
     console.print(head)
-    for n, text in code_frame(f.path, f.line, roots):
+    for n, text in code_frame(f.path, f.line, roots, sources=sources):
         marker = ">" if n == f.line else " "
-        console.print(Text(f"  {marker} {n:>5} | {text}", style="bold" if n == f.line else "dim"))
+        console.print(Text(f"  {marker} {n:>5} | {printable(text)}", style="bold" if n == f.line else "dim"))
     if f.evidence:
         console.print(Text("    evidence:", style="dim"))
         for e in f.evidence:
             line = Text("      - ")
-            line.append(f"{e.path}:{e.line}", style="cyan")
-            line.append(f"  {e.note}")
+            line.append(printable(f"{e.path}:{e.line}"), style="cyan")
+            line.append(printable(f"  {e.note}"))
             console.print(line)
     console.print()
 
