@@ -89,6 +89,28 @@ def test_server_matches_in_process_runs_through_edits(tmp_path, cache):
     assert summary(served(tree, cache)) == summary(second)
 
 
+def one_shot(tree, cache):
+    proc = cli("--no-server", "--format", "json", "--cache-dir", cache, tree)
+    assert proc.returncode in (0, 1), proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_identical_files_in_two_modules_after_an_edit(tmp_path, cache):
+    # Equal files share one summary in the server's memory; before an edit every file was parsed
+    # on its own, after it the unchanged ones come from memory, shared between the two copies.
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURES, tree / "a")
+    shutil.copytree(FIXTURES, tree / "b")
+    assert summary(served(tree, cache)) == in_process(tree)
+    with open(tree / "a" / "al001_hidden_hook" / "serving" / "__init__.py", "a") as fh:
+        fh.write("# edited\n")
+    expected = in_process(tree)
+    assert summary(served(tree, cache)) == expected
+    server.control(str(cache), "stop")
+    # What the server wrote to the on-disk cache gives a one-shot run the same findings.
+    assert summary(one_shot(tree, cache)) == expected
+
+
 def test_lifecycle_start_status_stop(tmp_path, cache):
     assert cli("server", "status", "--cache-dir", cache).returncode == 1
     assert cli("server", "start", "--cache-dir", cache).returncode == 0
