@@ -221,14 +221,11 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     errors.extend(file_errors)
 
     index = TreeIndex(modules)
-    if todo:
-        # astroid keeps parsed modules for the life of the process (the resident server's too).
-        changed = set(todo)
-        forget_modules([m.name for m in index.modules.values() if m.file.path in changed])
+    # astroid keeps parsed modules for the life of the process (the resident server's too).
+    forget_modules(set(todo).union(p for p in old_stats if p not in seen))
     memo_key = entry_name("astroid", TOOL_KEY)
     memo = cache.load(memo_key) if settings.astroid else None
     memo = memo if isinstance(memo, dict) else {}
-    memo_size = len(memo)
     bridge = AstroidBridge(index, budget=settings.astroid_budget, memo=memo, digests=digests) \
         if settings.astroid else None
     context = Context.build(index, fallback=bridge)
@@ -248,7 +245,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
         "astroid_answers": bridge.answers if bridge else 0,
         "astroid_seconds": round(bridge.spent, 3) if bridge else 0.0,
     }
-    if bridge is not None and len(memo) != memo_size:
+    if bridge is not None and bridge.learned:
         cache.store(memo_key, memo)
     cache.store(run_key, {"version": 1, "findings": findings, "file_errors": file_errors, "stats": rule_stats})
     return _finish(findings, errors, {**base_stats, **rule_stats}, files, context if keep_context else None,

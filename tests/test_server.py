@@ -111,6 +111,17 @@ def test_identical_files_in_two_modules_after_an_edit(tmp_path, cache):
     assert summary(one_shot(tree, cache)) == expected
 
 
+def test_astroid_answers_follow_edits_to_the_modules_they_came_through(tmp_path, cache):
+    from test_astroid_fallback import registry_tree, set_registry
+    pkg = registry_tree(tmp_path, "FlashBackend")
+    for hybrid in ("FlashBackend", "HybridBackend", "FlashBackend"):
+        set_registry(pkg, hybrid)
+        expected = in_process(pkg)
+        assert len(expected) == (hybrid == "HybridBackend")
+        assert summary(served(pkg, cache)) == expected
+        assert summary(one_shot(pkg, cache)) == expected
+
+
 def test_lifecycle_start_status_stop(tmp_path, cache):
     assert cli("server", "status", "--cache-dir", cache).returncode == 1
     assert cli("server", "start", "--cache-dir", cache).returncode == 0
