@@ -5,6 +5,8 @@ from __future__ import annotations
 import gc
 import os
 import pickle
+import signal
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -107,8 +109,32 @@ def _worker(args: tuple[str, int, str | None, bool]) -> tuple[str, _Parsed | byt
     return path, (raw if as_bytes else parsed), None
 
 
-def _init_worker() -> None:
+def _init_worker(parent: int) -> None:
     gc.disable()  # summaries are acyclic; the collector only costs time here
+    _die_with(parent)
+
+
+def _die_with(parent: int) -> None:
+    """End this worker when its parent ends, even by SIGKILL: an orphaned worker would keep the
+    parent's descriptors (the resident server's socket and lock among them) open."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+        else:
+            if os.getppid() != parent:  # the parent ended before the request took effect
+                os._exit(1)
+            return
+    import threading
+
+    def watch() -> None:  # elsewhere: notice being re-parented
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 def analyse(paths: list[str], settings: Settings | None = None, keep_context: bool = False,
@@ -269,7 +295,8 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
         ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
+                                 initargs=(os.getpid(),)) as pool:
             results = list(pool.map(_worker, tasks, chunksize=max(1, min(16, len(tasks) // (jobs * 8)))))
     else:
         results = [_worker(t) for t in tasks]
