@@ -26,6 +26,7 @@ class _Timeout(Exception):
 
 
 _TIMED_OUT = object()  # no answer for lack of time: not remembered
+_roots_loaded: list[str] | None = None  # the import roots astroid's modules were found under
 
 
 @contextmanager
@@ -205,6 +206,13 @@ class AstroidBridge:
             return _TIMED_OUT
         self.calls += 1
         start = time.perf_counter()
+        global _roots_loaded
+        if _roots_loaded != self._import_roots():
+            # astroid caches modules by name for the life of the process: another project's
+            # `serving.backends` must not answer for this one's.
+            if _roots_loaded is not None:
+                astroid.MANAGER.clear_cache()
+            _roots_loaded = self._import_roots()
         old_path = list(sys.path)
         sys.path[:0] = [r for r in self._import_roots() if r not in sys.path]
         found: set[str] = set()
