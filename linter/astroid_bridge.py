@@ -14,6 +14,7 @@ import threading
 import time
 from contextlib import contextmanager
 
+from .cache import content_hash
 from .discover import import_root
 from .findings import Evidence
 from .index import TreeIndex
@@ -25,6 +26,7 @@ class _Timeout(Exception):
 
 
 _TIMED_OUT = object()  # no answer for lack of time: not remembered
+_roots_loaded: list[str] | None = None  # the import roots astroid's modules were found under
 
 
 @contextmanager
@@ -46,10 +48,10 @@ def _time_limit(seconds: float):
         signal.signal(signal.SIGALRM, previous)
 
 
-def forget_modules(names: list[str]) -> None:
-    """Drop astroid's parsed copies of modules whose files changed, and the inference caches that
-    may hold answers derived from them. Nothing to do when astroid was never asked."""
-    if not names or "astroid" not in sys.modules:
+def forget_modules(paths: set[str]) -> None:
+    """Drop astroid's parsed copies of the files that changed or went away, and the inference
+    caches that may hold answers derived from them. Nothing to do when astroid was never asked."""
+    if not paths or "astroid" not in sys.modules:
         return
     try:
         import astroid
@@ -60,20 +62,59 @@ def forget_modules(names: list[str]) -> None:
         import astroid
         astroid.MANAGER.clear_cache()
         return
-    for name in names:
-        astroid.MANAGER.astroid_cache.pop(name, None)
+    # By file, not by name: astroid names a module it imported by its own search of sys.path,
+    # which need not be the name the index gave the file.
+    modules = astroid.MANAGER.astroid_cache
+    for name in [n for n, m in modules.items() if getattr(m, "file", None) in paths]:
+        del modules[name]
     astroid.MANAGER._mod_file_cache.clear()  # a new or removed file can change what a name imports
     clear_inference_tip_cache()
     _invalidate_cache()
     LookupMixIn.lookup.cache_clear()
 
 
+@contextmanager
+def _recording_modules(read: set, absent: set[str]):
+    """Note every module file astroid's manager hands out while inside (from its cache too) in
+    `read`, and every module name it could not find in `absent`. astroid's inference caches are
+    emptied first: an answer served from them would hide the imports it was derived through."""
+    from astroid.context import _invalidate_cache
+    from astroid.exceptions import AstroidBuildingError
+    from astroid.inference_tip import clear_inference_tip_cache
+    from astroid.manager import AstroidManager
+
+    _invalidate_cache()
+    clear_inference_tip_cache()
+    by_name, by_file = AstroidManager.ast_from_module_name, AstroidManager.ast_from_file
+
+    def from_name(manager, modname, *args, **kwargs):
+        try:
+            module = by_name(manager, modname, *args, **kwargs)
+        except AstroidBuildingError:
+            absent.add(modname)
+            raise
+        read.add(module.file)
+        return module
+
+    def from_file(manager, filepath, *args, **kwargs):
+        module = by_file(manager, filepath, *args, **kwargs)
+        read.add(module.file)
+        return module
+
+    AstroidManager.ast_from_module_name, AstroidManager.ast_from_file = from_name, from_file
+    try:
+        yield
+    finally:
+        AstroidManager.ast_from_module_name, AstroidManager.ast_from_file = by_name, by_file
+
+
 class AstroidBridge:
     def __init__(self, index: TreeIndex, per_call: float = 1.0, budget: float = 2.0,
                  memo: dict | None = None, digests: dict[str, str] | None = None):
         self.index = index
-        # Answers from earlier runs, keyed by the probing file's content digest and position:
-        # most trees give astroid nothing to add, and asking again on every run costs seconds.
+        # Answers from earlier runs, keyed by the probing file's content digest and position, each
+        # with what it depends on (see _still_valid): most trees give astroid nothing to add, and
+        # asking again on every run costs seconds.
         self.memo = memo if memo is not None else {}
         self.digests = digests or {}
         self.per_call = per_call
@@ -82,7 +123,9 @@ class AstroidBridge:
         self.calls = 0
         self.answers = 0
         self.timeouts = 0
+        self.learned = 0  # answers new to the memo, or replacing out-of-date ones
         self._roots: list[str] | None = None
+        self._read_digests: dict[str, str] = {}  # project files astroid read that this run did not analyse
 
     def _import_roots(self) -> list[str]:
         if self._roots is None:
@@ -94,24 +137,66 @@ class AstroidBridge:
         if mod is None:
             return None
         key = (self.digests.get(mod.file.path), line, col, kind)
-        if key[0] is not None and key in self.memo:
-            quals = self.memo[key]
+        hit = self.memo.get(key) if key[0] is not None else None
+        if hit is not None and self._still_valid(hit):
+            quals = hit[0]
         else:
-            quals = self._infer(mod, line, col)
-            if quals is _TIMED_OUT:
+            answer = self._infer(mod, line, col)
+            if answer is _TIMED_OUT:
                 return None
+            quals, deps = answer
             if key[0] is not None:
-                self.memo[key] = quals
+                self.memo[key] = (quals, *deps)
+                self.learned += 1
         if not quals:
             return None
         self.answers += 1
         note = f"astroid inferred the receiver as {', '.join(q.rsplit('.', 1)[-1] for q in quals)}"
         return Resolution(frozenset(quals), (Evidence(mod.file.display, line, note),), via="astroid")
 
+    # --- what an answer depends on ---------------------------------------------------------------
+    # astroid follows imports into other files of the project, so an answer is remembered with the
+    # digest of every project file astroid read for it, and the project modules it looked for and
+    # did not find; it is used again only while all of those are as they were.
+    def _still_valid(self, hit) -> bool:
+        if not (isinstance(hit, tuple) and len(hit) == 3):
+            return False  # the memo of an older build: ask again
+        _, files, absent = hit
+        return all(self._digest_of(path) == digest for path, digest in files) and \
+            not any(self._findable(name) for name in absent)
+
+    def _digest_of(self, path: str) -> str | None:
+        digest = self.digests.get(path)
+        if digest is None:  # read by astroid but not analysed (a run over part of a project)
+            digest = self._read_digests.get(path)
+            if digest is None:
+                try:
+                    with open(path, "rb") as fh:
+                        digest = content_hash(fh.read())
+                except OSError:
+                    digest = ""
+                self._read_digests[path] = digest
+        return digest
+
+    def _findable(self, name: str) -> bool:
+        """Whether a module astroid did not find exists now under one of the project's roots."""
+        rel = name.replace(".", os.sep)
+        return any(os.path.exists(os.path.join(r, rel + ".py")) or os.path.isdir(os.path.join(r, rel))
+                   for r in self._import_roots())
+
+    def _in_project(self, path: str | None) -> bool:
+        if not path:
+            return False
+        if path in self.digests:
+            return True
+        return any(path.startswith(r.rstrip(os.sep) + os.sep) for r in self._import_roots())
+
     def _infer(self, mod, line: int, col: int):
-        """The in-tree classes astroid infers for the receiver at (line, col), sorted; () for
-        none (also when the query used its whole per-call limit); _TIMED_OUT when the run's
-        budget ran out first (an answer not to remember)."""
+        """(the in-tree classes astroid infers for the receiver at (line, col), sorted; what that
+        answer depends on: ((path, digest), ...) of the project files astroid read, and the
+        project modules it did not find). The classes are () for none (also when the query used
+        its whole per-call limit); _TIMED_OUT when the run's budget ran out first (an answer not
+        to remember)."""
         try:
             import astroid
             from astroid import nodes
@@ -121,21 +206,31 @@ class AstroidBridge:
             return _TIMED_OUT
         self.calls += 1
         start = time.perf_counter()
+        global _roots_loaded
+        if _roots_loaded != self._import_roots():
+            # astroid caches modules by name for the life of the process: another project's
+            # `serving.backends` must not answer for this one's.
+            if _roots_loaded is not None:
+                astroid.MANAGER.clear_cache()
+            _roots_loaded = self._import_roots()
         old_path = list(sys.path)
         sys.path[:0] = [r for r in self._import_roots() if r not in sys.path]
         found: set[str] = set()
         limit = min(self.per_call, self.budget - self.spent)
+        read: set[str] = set()
+        absent: set[str] = set()
         try:
-            with _time_limit(limit):
+            with _time_limit(limit), _recording_modules(read, absent):
                 tree = astroid.MANAGER.ast_from_file(mod.file.path, modname=mod.name)
                 target = _receiver_node(tree, line, col, nodes)
                 if target is None:
-                    return ()
+                    return (), self._dependencies(read, absent)
                 for n, value in enumerate(target.infer()):
                     if n >= 8:
                         break
                     proxied = getattr(value, "_proxied", None)
                     if isinstance(value, astroid.Instance) and proxied is not None:
+                        read.add(getattr(proxied.root(), "file", None))
                         qual = self._map(proxied.qname(), mod.name)
                         if qual:
                             found.add(qual)
@@ -144,13 +239,18 @@ class AstroidBridge:
             # A query that used its whole per-call limit is remembered as unanswered (asking again
             # on every run would cost that second every time); one cut short by the end of the
             # run's budget is asked again on a later run.
-            return () if limit >= self.per_call else _TIMED_OUT
+            return ((), self._dependencies(read, absent)) if limit >= self.per_call else _TIMED_OUT
         except Exception:  # astroid raises many kinds of inference errors; all mean "no answer"
-            return ()
+            return (), self._dependencies(read, absent)
         finally:
             sys.path[:] = old_path
             self.spent += time.perf_counter() - start
-        return tuple(sorted(found))
+        return tuple(sorted(found)), self._dependencies(read, absent)
+
+    def _dependencies(self, read: set, absent: set[str]) -> tuple[tuple, tuple]:
+        files = sorted(os.path.abspath(p) for p in read if self._in_project(p))
+        return (tuple((p, self._digest_of(p)) for p in files),
+                tuple(sorted(n for n in absent if not self._findable(n))))
 
     def _map(self, qname: str, near: str) -> str | None:
         if qname in self.index.classes:

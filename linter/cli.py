@@ -500,7 +500,7 @@ def server_start(cache_dir, idle):
         server.socket_path(directory, create=True)
     except OSError as exc:
         raise click.ClickException(str(exc)) from exc
-    if server.control(directory, "ping") is None:
+    if server.holder(directory) is None:
         server.start(directory, idle or server.DEFAULT_IDLE)
         if server._ready(directory, 15.0) is None:
             raise click.ClickException(f"the server did not start; see {server.log_path(directory)}")
@@ -513,8 +513,8 @@ def server_stop(cache_dir):
     """Stop the server."""
     from . import server
     directory = _server_cache_dir(cache_dir)
-    reply = server.control(directory, "stop")
-    click.echo("attn-lint: server stopped" if reply else "attn-lint: no server is running")
+    stopped = server.stop(directory)
+    click.echo("attn-lint: server stopped" if stopped else "attn-lint: no server is running")
 
 
 @server_group.command("status")
@@ -523,10 +523,15 @@ def server_status(cache_dir):
     """Say whether a server is running; exit 1 when none is."""
     from . import server
     directory = _server_cache_dir(cache_dir)
-    reply = server.control(directory, "ping")
-    if not reply or "ok" not in reply:
+    pid = server.holder(directory)
+    if pid is None:
         click.echo(f"attn-lint: no server is running for {directory}")
         sys.exit(1)
+    reply = server.control(directory, "ping", timeout=3.0)
+    if not reply or "ok" not in reply:
+        click.echo(f"attn-lint: server pid {pid} for {directory} does not answer on its socket "
+                   f"{server.socket_path(directory)} (`attn-lint server stop` ends it); log {server.log_path(directory)}")
+        return
     info = reply["ok"]
     click.echo(f"attn-lint: server pid {info['pid']} for {directory}, {info['summaries']} summaries in memory, "
                f"socket {server.socket_path(directory)}, log {server.log_path(directory)}")

@@ -45,7 +45,8 @@ class Context:
     def receiver_types(self, site: Site, ref: tuple | None, line: int = 0, col: int = 0,
                        kind: str = "") -> Resolution:
         """Types of a receiver; falls back to astroid (bounded) when the index has no answer."""
-        key = (id(site.fn), ref, line, col)
+        # The module is part of the key: identical files in two modules may share one summary.
+        key = (site.module, id(site.fn), ref, line, col)
         if key in self._memo:
             return self._memo[key]
         res = self.resolver.resolve(ref, site.scope) if ref is not None else NOTHING

@@ -5,6 +5,8 @@ from __future__ import annotations
 import gc
 import os
 import pickle
+import signal
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -110,8 +112,32 @@ def _worker(args: tuple[str, int, str | None, bool]) -> tuple[str, _Parsed | byt
     return path, (raw if as_bytes else parsed), None
 
 
-def _init_worker() -> None:
+def _init_worker(parent: int) -> None:
     gc.disable()  # summaries are acyclic; the collector only costs time here
+    _die_with(parent)
+
+
+def _die_with(parent: int) -> None:
+    """End this worker when its parent ends, even by SIGKILL: an orphaned worker would keep the
+    parent's descriptors (the resident server's socket and lock among them) open."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+        else:
+            if os.getppid() != parent:  # the parent ended before the request took effect
+                os._exit(1)
+            return
+    import threading
+
+    def watch() -> None:  # elsewhere: notice being re-parented
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 def analyse(paths: list[str], settings: Settings | None = None, keep_context: bool = False,
@@ -224,14 +250,11 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     errors.extend(file_errors)
 
     index = TreeIndex(modules)
-    if todo:
-        # astroid keeps parsed modules for the life of the process (the resident server's too).
-        changed = set(todo)
-        forget_modules([m.name for m in index.modules.values() if m.file.path in changed])
+    # astroid keeps parsed modules for the life of the process (the resident server's too).
+    forget_modules(set(todo).union(p for p in old_stats if p not in seen))
     memo_key = entry_name("astroid", TOOL_KEY)
     memo = cache.load(memo_key) if settings.astroid else None
     memo = memo if isinstance(memo, dict) else {}
-    memo_size = len(memo)
     bridge = AstroidBridge(index, budget=settings.astroid_budget, memo=memo, digests=digests) \
         if settings.astroid else None
     context = Context.build(index, fallback=bridge)
@@ -251,7 +274,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
         "astroid_answers": bridge.answers if bridge else 0,
         "astroid_seconds": round(bridge.spent, 3) if bridge else 0.0,
     }
-    if bridge is not None and len(memo) != memo_size:
+    if bridge is not None and bridge.learned:
         cache.store(memo_key, memo)
     cache.store(run_key, {"version": 1, "findings": findings, "file_errors": file_errors, "stats": rule_stats})
     result = _finish(findings, errors, {**base_stats, **rule_stats}, files, context if keep_context else None,
@@ -277,7 +300,8 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
         ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
+                                 initargs=(os.getpid(),)) as pool:
             results = list(pool.map(_worker, tasks, chunksize=max(1, min(16, len(tasks) // (jobs * 8)))))
     else:
         results = [_worker(t) for t in tasks]

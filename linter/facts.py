@@ -91,6 +91,13 @@ def key_of(module: str, path: str, summary: ModuleSummary) -> tuple[int, str, st
     return (id(summary), module, path)
 
 
+def function_ref(module: str, cls: str | None, fn: FunctionInfo) -> tuple:
+    """A function as the resolver names it in a type (`("fn", qual)`, `("method", class, name)`):
+    identical files in two modules may share one summary, so a FunctionInfo object alone does not
+    say which function of the tree it is."""
+    return ("method", cls, fn.name) if cls else ("fn", f"{module}.{fn.name}")
+
+
 def scopes_of(module: str, summary: ModuleSummary) -> list[tuple[str | None, FunctionInfo]]:
     out: list[tuple[str | None, FunctionInfo]] = [(None, summary.toplevel)]
     out.extend((None, f) for f in summary.functions.values())

@@ -15,7 +15,7 @@ from functools import cached_property
 from .findings import Evidence
 from .index import TreeIndex
 from .resolve import Resolver, Scope, describe_type
-from .facts import ModuleFacts, mentions_self_attr
+from .facts import ModuleFacts, function_ref, mentions_self_attr
 from .summary import FunctionInfo, member_target, root_name
 
 
@@ -126,27 +126,27 @@ class FamilyModel:
         return hit
 
     @cached_property
-    def unwrapping_functions(self) -> dict[int, frozenset[str]]:
-        """Functions (by id) that look through wrappers: they probe an object for a wrapper's
+    def unwrapping_functions(self) -> dict[tuple, frozenset[str]]:
+        """Functions (by the resolver's name for them, facts.function_ref) that look through wrappers: they probe an object for a wrapper's
         delegate attribute (`hasattr(b, "full_attn_backend")`), or walk down through one
         (`b = b.full_attn_backend`). Values they return or probe have been unwrapped, so they
         are not taken to be wrappers. A wrapper reading its own delegates is forwarding."""
         names = self.structural_members
-        out: dict[int, frozenset[str]] = {}
-        for facts in self.facts.values():
+        out: dict[tuple, frozenset[str]] = {}
+        for module, facts in self.facts.items():
             for hint in facts.unwrap_hints:
                 own = self.wrappers[hint.cls].attrs if hint.cls in self.wrappers else ()
                 found = {m for m, on_self in hint.probes if m in names and not (m in own and on_self)}
                 found |= hint.steps & names
                 if found:
-                    out[id(hint.fn)] = frozenset(found)
+                    out[function_ref(module, hint.cls, hint.fn)] = frozenset(found)
         return out
 
     def via_unwrapper(self, site_fn: FunctionInfo, scope, ref: tuple | None, wrapper: str,
                       depth: int = 0) -> bool:
         """Whether a receiver comes out of code that unwraps `wrapper`'s family."""
         structure = self.family_structure(wrapper)
-        if self.unwrapping_functions.get(id(site_fn), frozenset()) & structure:
+        if self.unwrapping_functions.get(function_ref(scope.module, scope.cls, site_fn), frozenset()) & structure:
             return True
         if ref is None or depth > 6:
             return False
@@ -154,8 +154,7 @@ class FamilyModel:
         if kind == "call":
             res = self.resolver.resolve(ref[1], scope)
             for t in res.types:
-                fn = self.resolver.function_of(t)
-                if fn is not None and self.unwrapping_functions.get(id(fn), frozenset()) & structure:
+                if self.unwrapping_functions.get(t, frozenset()) & structure:
                     return True
         if kind in ("attr", "sub", "iter", "getattr", "call"):
             return self.via_unwrapper(site_fn, scope, ref[1], wrapper, depth + 1) if ref[1] else False

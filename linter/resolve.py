@@ -152,7 +152,7 @@ class Resolver:
                     note = f"`{name}` is a parameter annotated `{self.annotation_text(p.annotation)}`"
                     return Resolution(types, (Evidence(path, fn.line, note),))
             if name in fn.locals:
-                key = ("local", id(fn), name)
+                key = ("local", scope.module, id(fn), name)  # one summary may serve two modules
                 if key in visiting:
                     return NOTHING
                 out, steps, via = set(), [], "index"

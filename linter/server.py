@@ -6,10 +6,13 @@ The server is a background process that keeps summaries, per-module facts (facts
 parsed modules in memory: a run stats the tree, re-summarises what changed and re-runs the
 tree-wide passes. Findings are the same as a one-shot run's; only where the work happens differs.
 
-One server per cache folder and attn-lint build (the socket's name carries the build's key). Clients
-reach it over a Unix socket that only the user can open; it answers one run at a time, and exits
-after `idle` seconds without a run, on `attn-lint server stop`, when attn-lint's code changes on
-disk, or when a client of a different build reaches it. Any failure to use it falls back to an
+One server per cache folder and attn-lint build (the socket's name carries the build's key); it
+holds a lock file that names its pid for as long as it lives, and its parsing workers die with it.
+Clients reach it over a Unix socket that only the user can open; it answers one run at a time,
+sending a heartbeat to every client waiting for it, and exits after `idle` seconds without a run,
+on `attn-lint server stop`, when attn-lint's code changes on disk, when its socket is removed, or
+when a client of a different build reaches it. A client that stalls is dropped after a few
+seconds; a client whose server goes silent gives up. Any failure to use it falls back to an
 in-process run.
 """
 
@@ -20,6 +23,7 @@ import gc
 import hashlib
 import os
 import pickle
+import queue
 import signal
 import socket
 import stat
@@ -27,6 +31,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 
@@ -38,6 +43,10 @@ QUIET_BEFORE_COLLECTING = 3.0  # seconds without a run before the garbage collec
 _HEADER = struct.Struct("!Q")
 NOT_RUNNING = "no server is running"
 _RESULTS_KEPT = 16  # whole-run results kept in memory (one per recent set of files and settings)
+HEARTBEAT = 1.0  # seconds between the server's "still working" frames to each waiting client
+CLIENT_SILENCE = 15.0  # seconds a client waits for any frame before it runs in-process instead
+CONNECTION_STALL = 5.0  # seconds the server waits on a client's reading or writing before dropping it
+_WAIT = {"wait": True}  # the heartbeat frame
 
 
 def _build_key() -> str:
@@ -83,6 +92,31 @@ def log_path(cache_dir: str) -> str:
     return os.path.join(_state_dir(cache_dir), "server.log")
 
 
+def _lock_path(cache_dir: str) -> str:
+    return os.path.join(_state_dir(cache_dir), _name(cache_dir) + ".lock")
+
+
+def holder(cache_dir: str) -> int | None:
+    """The pid of the server holding this cache folder's lock; None when no process holds it.
+    The lock, not the socket, says whether a server lives: a socket can be removed or stop
+    answering while its server still runs."""
+    import fcntl
+    try:
+        fh = open(_lock_path(cache_dir), "r")
+    except OSError:
+        return None
+    with fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            try:
+                return int(fh.read().strip() or 0) or None
+            except ValueError:
+                return None
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        return None
+
+
 # --- framing -------------------------------------------------------------------------------------
 def _send(sock: socket.socket, obj) -> None:
     data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
@@ -103,6 +137,14 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
 def _recv(sock: socket.socket):
     (n,) = _HEADER.unpack(_recv_exact(sock, _HEADER.size))
     return pickle.loads(_recv_exact(sock, n))
+
+
+def _reply(sock: socket.socket):
+    """The server's answer, past its heartbeats; each frame must come within the socket's timeout."""
+    while True:
+        reply = _recv(sock)
+        if reply != _WAIT:
+            return reply
 
 
 # --- the server ----------------------------------------------------------------------------------
@@ -167,11 +209,14 @@ def serve(cache_dir: str, idle: float = DEFAULT_IDLE) -> int:
     from . import engine
 
     os.makedirs(_state_dir(cache_dir), exist_ok=True)
-    lock = open(os.path.join(_state_dir(cache_dir), _name(cache_dir) + ".lock"), "w")
+    lock = open(_lock_path(cache_dir), "a+")  # not truncated: it names the running server's pid
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return 3  # another server holds this cache folder: let it serve
+    lock.truncate(0)
+    lock.write(f"{os.getpid()}\n")
+    lock.flush()
     path = socket_path(cache_dir, create=True)
     try:
         os.unlink(path)  # left by a server that was killed: the lock says none is running
@@ -183,15 +228,22 @@ def serve(cache_dir: str, idle: float = DEFAULT_IDLE) -> int:
         listener.bind(path)
     finally:
         os.umask(old_umask)
-    listener.listen(8)
+    listener.listen(64)
+    bound = os.stat(path).st_ino
+    # Parsing workers are forked from this process: they must not keep its lock or socket, or a
+    # killed server would leave them answering nothing and holding the cache folder.
+    os.register_at_fork(after_in_child=lambda: (listener.close(), lock.close()))
 
     def _stop(signum, frame):
         raise SystemExit(0)
 
     signal.signal(signal.SIGTERM, _stop)
     cache = ResidentCache(cache_dir)
+    waiting = _Waiting()
+    threading.Thread(target=_accept, args=(listener, waiting), daemon=True).start()
+    threading.Thread(target=waiting.beat, daemon=True).start()
     _log(f"serving {cache_dir} at {path} (pid {os.getpid()}, idle limit {idle:.0f} s)")
-    last_run = time.monotonic()
+    last_run = last_check = time.monotonic()
     runs = 0
     collected = True
     # The collector never runs during a run: with hundreds of MB of summaries in memory an
@@ -201,59 +253,125 @@ def serve(cache_dir: str, idle: float = DEFAULT_IDLE) -> int:
     gc.disable()
     try:
         while True:
-            listener.settimeout(QUIET_BEFORE_COLLECTING if not collected else min(idle, 60.0))
             try:
-                conn, _ = listener.accept()
-            except socket.timeout:
-                if not collected:
+                conn = waiting.queue.get(timeout=1.0)
+            except queue.Empty:
+                now = time.monotonic()
+                if not _still_bound(path, bound):
+                    _log("the socket was removed or replaced: exiting")
+                    break
+                if not collected and now - last_run >= QUIET_BEFORE_COLLECTING:
                     runs += 1
                     if runs % 64 == 0:
                         gc.unfreeze()
                     gc.collect()
                     gc.freeze()
                     collected = True
-                    continue
-                if time.monotonic() - last_run >= idle:
+                if now - last_run >= idle:
                     _log("idle limit reached: exiting")
                     break
-                if _build_key() != SERVER_KEY:
-                    _log("attn-lint's code changed on disk: exiting (clients of the new code start their own)")
-                    break
+                if now - last_check >= 60.0:
+                    last_check = now
+                    if _build_key() != SERVER_KEY:
+                        _log("attn-lint's code changed on disk: exiting (clients of the new code start their own)")
+                        break
                 continue
             last_run = time.monotonic()
             collected = False
-            with conn:
-                if not _handle(conn, cache, engine):
+            try:
+                if not _handle(conn, cache, engine, waiting):
                     break
+            finally:
+                waiting.done(conn)
     finally:
         listener.close()
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
-        lock.close()  # the (empty) lock file stays: removing it would let two servers start at once
+        if _still_bound(path, bound):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        lock.close()  # the lock file stays: removing it would let two servers start at once
     return 0
 
 
-def _handle(conn: socket.socket, cache: ResidentCache, engine) -> bool:
+def _still_bound(path: str, inode: int) -> bool:
+    try:
+        return os.stat(path).st_ino == inode
+    except OSError:
+        return False
+
+
+class _Waiting:
+    """Accepted connections: queued for the main thread, and sent a heartbeat every second until
+    answered, so a client can tell a busy server from a dead or stopped one."""
+
+    def __init__(self):
+        self.queue: queue.Queue = queue.Queue()
+        self.lock = threading.Lock()  # held while a frame goes out: frames never interleave
+        self.conns: set[socket.socket] = set()
+
+    def add(self, conn: socket.socket) -> None:
+        conn.settimeout(CONNECTION_STALL)  # a client that stops reading or writing is dropped
+        with self.lock:
+            self.conns.add(conn)
+        self.queue.put(conn)
+
+    def answering(self, conn: socket.socket) -> None:
+        with self.lock:
+            self.conns.discard(conn)
+
+    def done(self, conn: socket.socket) -> None:
+        self.answering(conn)
+        conn.close()
+
+    def beat(self) -> None:
+        frame = pickle.dumps(_WAIT)
+        frame = _HEADER.pack(len(frame)) + frame
+        while True:
+            time.sleep(HEARTBEAT)
+            with self.lock:
+                for conn in list(self.conns):
+                    try:
+                        conn.sendall(frame)
+                    except OSError:
+                        self.conns.discard(conn)  # it stopped reading: the answer will fail too
+
+
+def _accept(listener: socket.socket, waiting: _Waiting) -> None:
+    while True:
+        try:
+            conn, _ = listener.accept()
+        except OSError:
+            return  # the listener was closed: the server is exiting
+        waiting.add(conn)
+
+
+def _handle(conn: socket.socket, cache: ResidentCache, engine, waiting: _Waiting) -> bool:
     """Answer one request; False when the server should exit."""
-    conn.settimeout(None)
     try:
         request = _recv(conn)
     except (OSError, EOFError, pickle.UnpicklingError, ConnectionError):
-        return True
+        return True  # gone, stalled or garbled: the next client's turn
     op = request.get("op") if isinstance(request, dict) else None
+
+    def answer(reply) -> None:
+        waiting.answering(conn)
+        try:
+            _send(conn, reply)
+        except OSError:
+            pass  # it went away or stopped reading (CONNECTION_STALL): nothing more to do for it
+
     if op == "stop":
-        _send(conn, {"ok": "stopping"})
+        answer({"ok": "stopping"})
         return False
     if op == "ping":
-        _send(conn, {"ok": {"pid": os.getpid(), "key": SERVER_KEY, "summaries": len(cache.summaries)}})
+        answer({"ok": {"pid": os.getpid(), "key": SERVER_KEY, "summaries": len(cache.summaries)}})
         return True
     if request.get("key") != SERVER_KEY:
-        _send(conn, {"stale": SERVER_KEY})
+        answer({"stale": SERVER_KEY})
         return False  # a different build is asking: make way for a server of its own
     if op != "analyse":
-        _send(conn, {"error": f"unknown request {op!r}"})
+        answer({"error": f"unknown request {op!r}"})
         return True
     start = time.perf_counter()
     try:
@@ -271,10 +389,7 @@ def _handle(conn: socket.socket, cache: ResidentCache, engine) -> bool:
     analysed = time.perf_counter()
     cache.trim()
     trimmed = time.perf_counter()
-    try:
-        _send(conn, reply)
-    except OSError:
-        pass
+    answer(reply)
     done = time.perf_counter()
     _log(f"run over {request['paths']} in {done - start:.3f} s (analysis {analysed - start:.3f}, "
          f"trim {trimmed - analysed:.3f}, reply {done - trimmed:.3f})")
@@ -286,9 +401,9 @@ def _log(message: str) -> None:
 
 
 # --- the client ----------------------------------------------------------------------------------
-def _connect(cache_dir: str, timeout: float | None = None) -> socket.socket | None:
+def _connect(cache_dir: str, timeout: float = CLIENT_SILENCE) -> socket.socket | None:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(timeout)
+    sock.settimeout(timeout)  # for the connect, then for each frame: the server beats every second
     try:
         sock.connect(socket_path(cache_dir))
     except OSError:
@@ -343,6 +458,9 @@ def analyse(paths: list[str], settings, idle: float = DEFAULT_IDLE, spawn: bool 
         if sock is None:
             if not spawn:
                 return None, NOT_RUNNING
+            pid = holder(settings.cache_dir)
+            if pid is not None:  # its socket was removed: it is on its way out
+                return None, f"the server (pid {pid}) does not answer on its socket"
             start(settings.cache_dir, idle)
             sock = _ready(settings.cache_dir, 15.0)
             if sock is None:
@@ -351,7 +469,9 @@ def analyse(paths: list[str], settings, idle: float = DEFAULT_IDLE, spawn: bool 
             with sock:
                 _send(sock, {"op": "analyse", "key": SERVER_KEY, "cwd": os.getcwd(),
                              "paths": [str(p) for p in paths], "settings": settings})
-                reply = _recv(sock)
+                reply = _reply(sock)
+        except socket.timeout:
+            return None, f"the server did not answer for {CLIENT_SILENCE:.0f} s (pid {holder(settings.cache_dir)})"
         except (OSError, EOFError, pickle.UnpicklingError, ConnectionError) as exc:
             return None, f"the server failed mid-run ({exc})"
         if "stale" in reply:
@@ -376,14 +496,40 @@ def _wait_gone(cache_dir: str, wait: float = 5.0) -> None:
         time.sleep(0.05)
 
 
-def control(cache_dir: str, op: str):
-    """`ping` or `stop` a running server; None when none is running."""
-    sock = _connect(cache_dir, timeout=10.0)
+def control(cache_dir: str, op: str, timeout: float = CLIENT_SILENCE):
+    """`ping` or `stop` a running server; None when none answers."""
+    sock = _connect(cache_dir, timeout)
     if sock is None:
         return None
     try:
         with sock:
             _send(sock, {"op": op})
-            return _recv(sock)
+            return _reply(sock)
     except (OSError, EOFError, pickle.UnpicklingError, ConnectionError):
         return None
+
+
+def stop(cache_dir: str, wait: float = 10.0) -> bool:
+    """Stop the server: asked over its socket, or, when it does not answer there (stopped, its
+    socket removed), by a signal to the pid its lock names. False when none was running."""
+    pid = holder(cache_dir)
+    if control(cache_dir, "stop", timeout=3.0) is None:
+        if pid is None:
+            return False
+        for sig in (signal.SIGTERM, signal.SIGCONT):  # SIGCONT: a stopped server must run to exit
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+    elif pid is None:
+        return True
+    deadline = time.monotonic() + wait
+    while holder(cache_dir) is not None:
+        if time.monotonic() > deadline:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            break
+        time.sleep(0.05)
+    return True

@@ -1,5 +1,7 @@
 """astroid answers only where the index cannot type a receiver, and says so in the evidence."""
 
+import os
+
 from attn_lint.linter.engine import Settings, analyse
 
 BACKENDS = '''
@@ -89,10 +91,67 @@ def _bridge_on(tmp_path, **limits):
 def test_a_query_that_uses_its_whole_limit_is_not_asked_again(tmp_path):
     bridge, site, probe = _bridge_on(tmp_path, per_call=1e-6, budget=10.0)
     assert bridge.infer(site, probe.line, probe.col, "probe") is None
-    assert bridge.timeouts == 1 and list(bridge.memo.values()) == [()]  # remembered: no answer
+    assert bridge.timeouts == 1 and [answer for answer, *_ in bridge.memo.values()] == [()]  # remembered: no answer
 
 
 def test_a_query_the_budget_left_no_time_for_is_asked_on_a_later_run(tmp_path):
     bridge, site, probe = _bridge_on(tmp_path, budget=0.0)
     assert bridge.infer(site, probe.line, probe.col, "probe") is None
     assert bridge.memo == {} and bridge.calls == 0
+
+
+# The registry lives in a module of its own: astroid's answer for the probe in model.py depends
+# on registry.py, which the probe's file does not change with.
+REGISTRY = '''
+from serving.backends import FlashBackend, HybridBackend
+
+_REGISTRY = {"flash": FlashBackend, "hybrid": %s}
+
+
+def make_backend(name):
+    return _REGISTRY[name](FlashBackend())
+'''
+
+MODEL_IMPORTING_THE_REGISTRY = '''
+from serving.registry import make_backend
+
+
+def prefill(batch):
+    backend = make_backend("hybrid")
+    if hasattr(make_backend("hybrid"), "plan_chunks"):
+        backend.plan_chunks(batch)
+'''
+
+
+def registry_tree(tmp_path, hybrid: str = "HybridBackend"):
+    """A tree whose one finding (AL001 on HybridBackend.plan_chunks) appears only while the
+    registry in registry.py maps "hybrid" to HybridBackend; `set_registry` edits it."""
+    pkg = tmp_path / "serving"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "backends.py").write_text(BACKENDS)
+    (pkg / "model.py").write_text(MODEL_IMPORTING_THE_REGISTRY)
+    set_registry(pkg, hybrid)
+    return pkg
+
+
+def set_registry(pkg, hybrid: str) -> None:
+    path = pkg / "registry.py"
+    old = path.stat().st_mtime_ns if path.exists() else 0
+    path.write_text(REGISTRY % hybrid)
+    st = path.stat()  # a coarse clock must see the edit too
+    os.utime(path, ns=(st.st_atime_ns, max(st.st_mtime_ns, old + 5_000_000_000)))
+
+
+def test_an_answer_is_not_reused_once_a_module_it_came_through_changes(tmp_path):
+    pkg = registry_tree(tmp_path, "FlashBackend")
+    cache = str(tmp_path / "cache")
+
+    def members(**settings):
+        return [f.member for f in analyse([str(pkg)], Settings(**settings), keep_context=True).findings]
+
+    assert members(cache_dir=None) == members(cache_dir=cache) == []
+    set_registry(pkg, "HybridBackend")  # the finding appears
+    assert members(cache_dir=None) == members(cache_dir=cache) == ["plan_chunks"]
+    set_registry(pkg, "FlashBackend")  # and goes again
+    assert members(cache_dir=None) == members(cache_dir=cache) == []

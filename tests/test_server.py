@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -87,6 +88,39 @@ def test_server_matches_in_process_runs_through_edits(tmp_path, cache):
     # And a deleted one.
     (backends / "extra_backend.py").unlink()
     assert summary(served(tree, cache)) == summary(second)
+
+
+def one_shot(tree, cache):
+    proc = cli("--no-server", "--format", "json", "--cache-dir", cache, tree)
+    assert proc.returncode in (0, 1), proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_identical_files_in_two_modules_after_an_edit(tmp_path, cache):
+    # Equal files share one summary in the server's memory; before an edit every file was parsed
+    # on its own, after it the unchanged ones come from memory, shared between the two copies.
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURES, tree / "a")
+    shutil.copytree(FIXTURES, tree / "b")
+    assert summary(served(tree, cache)) == in_process(tree)
+    with open(tree / "a" / "al001_hidden_hook" / "serving" / "__init__.py", "a") as fh:
+        fh.write("# edited\n")
+    expected = in_process(tree)
+    assert summary(served(tree, cache)) == expected
+    server.control(str(cache), "stop")
+    # What the server wrote to the on-disk cache gives a one-shot run the same findings.
+    assert summary(one_shot(tree, cache)) == expected
+
+
+def test_astroid_answers_follow_edits_to_the_modules_they_came_through(tmp_path, cache):
+    from test_astroid_fallback import registry_tree, set_registry
+    pkg = registry_tree(tmp_path, "FlashBackend")
+    for hybrid in ("FlashBackend", "HybridBackend", "FlashBackend"):
+        set_registry(pkg, hybrid)
+        expected = in_process(pkg)
+        assert len(expected) == (hybrid == "HybridBackend")
+        assert summary(served(pkg, cache)) == expected
+        assert summary(one_shot(pkg, cache)) == expected
 
 
 def test_lifecycle_start_status_stop(tmp_path, cache):
@@ -194,3 +228,139 @@ def test_a_running_server_is_used_unless_refused(tmp_path, cache):
     assert doc["stats"].get("server") is True  # one is running: used
     _, doc = run("--no-server")
     assert doc["stats"].get("server") is None
+
+
+# --- a server or client that dies, stops or loses its socket ------------------------------------
+def _server_pid(cache) -> int:
+    status = cli("server", "status", "--cache-dir", cache)
+    assert status.returncode == 0, status.stdout + status.stderr
+    return int(status.stdout.split("server pid ", 1)[1].split()[0])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    if int(fh.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        out.append(int(entry))
+            except (OSError, ValueError, IndexError):
+                pass
+    return out
+
+
+def _wait_until(condition, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def _kill(pids) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+linux_only = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads processes from /proc")
+
+
+@linux_only
+def test_a_server_killed_mid_run_leaves_no_workers_and_later_clients_run(tmp_path, cache):
+    tree = tmp_path / "big" / "pkg"
+    tree.mkdir(parents=True)
+    (tree / "__init__.py").write_text("")
+    body = "".join(f"class C{i}:\n    def m(self, x):\n        return self.n.m(x) + {i}\n\n" for i in range(1500))
+    for n in range(64):  # enough parsing that the pool's workers are caught running
+        (tree / f"m{n}.py").write_text(f"# {n}\n" + body)
+    assert cli("server", "start", "--cache-dir", cache).returncode == 0
+    pid = _server_pid(cache)
+    client = subprocess.Popen([sys.executable, "-m", "attn_lint", "--server", "-j", "2", "--format", "json",
+                               "--cache-dir", str(cache), str(tree)], env=_env(), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    workers: list[int] = []
+    try:
+        def pool_running() -> bool:
+            workers[:] = _children(pid)
+            return len(workers) >= 2
+        _wait_until(pool_running, 60, "the server never started its workers")
+        os.kill(pid, signal.SIGKILL)
+        _wait_until(lambda: not any(_alive(w) for w in workers), 10, "the workers outlived their server")
+        out, err = client.communicate(timeout=90)  # it falls back to a run of its own
+        assert client.returncode == 0 and "running without the server" in err, err
+        # Nothing holds the lock or the socket: status says so, plain and --server runs work.
+        assert cli("server", "status", "--cache-dir", cache).returncode == 1
+        plain = cli("--format", "json", "--cache-dir", cache, tree)
+        assert plain.returncode == 0 and plain.stderr == "", plain.stderr
+        assert served(tree, cache)["stats"].get("server") is True
+    finally:
+        client.kill()
+        _kill(workers)
+
+
+@linux_only
+def test_a_stopped_client_does_not_block_other_clients(tmp_path, cache):
+    assert cli("server", "start", "--cache-dir", cache).returncode == 0
+    # Connects and starts a request, then is suspended (Ctrl-Z) before finishing it.
+    stalled = subprocess.Popen([sys.executable, "-c",
+                                "import socket, sys, time\n"
+                                "s = socket.socket(socket.AF_UNIX)\n"
+                                "s.connect(sys.argv[1])\n"
+                                "s.sendall(b'\\0\\0\\0')\n"
+                                "print('connected', flush=True)\n"
+                                "time.sleep(600)\n", server.socket_path(str(cache))],
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        assert stalled.stdout.readline().strip() == "connected"
+        os.kill(stalled.pid, signal.SIGSTOP)
+        tree = FIXTURES / "al001_hidden_hook"
+        start = time.monotonic()
+        doc = served(tree, cache)
+        assert doc["stats"].get("server") is True and summary(doc) == in_process(tree)
+        assert time.monotonic() - start < 30
+    finally:
+        stalled.kill()
+        stalled.wait(timeout=10)
+
+
+@linux_only
+def test_a_stopped_server_is_found_by_its_lock_and_clients_fall_back(tmp_path, cache):
+    assert cli("server", "start", "--cache-dir", cache).returncode == 0
+    pid = _server_pid(cache)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        status = cli("server", "status", "--cache-dir", cache)
+        assert status.returncode == 0 and f"pid {pid}" in status.stdout, status.stdout
+        tree = FIXTURES / "al001_hidden_hook"
+        proc = subprocess.run([sys.executable, "-m", "attn_lint", "--format", "json", "--cache-dir", str(cache),
+                               str(tree)], capture_output=True, text=True, env=_env(), timeout=90)
+        assert proc.returncode == 1 and [f["code"] for f in json.loads(proc.stdout)["findings"]] == ["AL001"]
+        assert len(proc.stderr.splitlines()) == 1 and "running without the server" in proc.stderr, proc.stderr
+        assert "stopped" in cli("server", "stop", "--cache-dir", cache).stdout
+        _wait_until(lambda: not _alive(pid), 15, "`server stop` did not end a stopped server")
+        assert cli("server", "status", "--cache-dir", cache).returncode == 1
+    finally:
+        _kill([pid])
+
+
+@linux_only
+def test_a_removed_socket_makes_the_server_exit(tmp_path, cache):
+    assert cli("server", "start", "--cache-dir", cache).returncode == 0
+    pid = _server_pid(cache)
+    try:
+        os.unlink(server.socket_path(str(cache)))
+        _wait_until(lambda: not _alive(pid), 10, "the server outlived its socket")
+        assert cli("server", "status", "--cache-dir", cache).returncode == 1
+    finally:
+        _kill([pid])
