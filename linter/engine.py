@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import gc
 import os
-import pickle
 import time
 from dataclasses import dataclass, field
 
 from .cache import SUMMARY_KEY, TOOL_KEY, Cache, content_hash, default_cache_dir, entry_name
+from .codec import Parsed as _Parsed
 from .discover import SourceFile, discover
 from .findings import FileError, Finding
 
@@ -54,13 +54,6 @@ class Result:
     context: Context | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class _Parsed:
-    digest: str
-    summary: ModuleSummary | None
-    error: tuple[str, str, int] | None  # (kind, message, line)
-
-
 def _parse_bytes(data: bytes, path: str, max_bytes: int, digest: str) -> _Parsed:
     if len(data) > max_bytes:
         return _Parsed(digest, None, ("too-large", f"{len(data) / 1e6:.1f} MB is over the "
@@ -80,9 +73,9 @@ def _parse_bytes(data: bytes, path: str, max_bytes: int, digest: str) -> _Parsed
         return _Parsed(digest, None, ("too-complex", "nesting too deep to analyse", 0))
 
 
-def _worker(args: tuple[str, int, str | None, bool]) -> tuple[str, _Parsed | bytes | None, str | None]:
-    """Read, summarise and cache one file. With `as_bytes` (a pool worker) the answer is the pickle
-    already made for the cache, so that no summary is pickled twice on its way to the parent."""
+def _worker(args: tuple[str, int, str | None, bool]) -> tuple[str, _Parsed | tuple[str, bytes] | None, str | None]:
+    """Read, summarise and cache one file. With `as_bytes` (a pool worker) the answer is the entry
+    already made for the cache, so that no summary is encoded twice on its way to the parent."""
     path, max_bytes, cache_dir, as_bytes = args
     try:
         with open(path, "rb") as fh:
@@ -96,15 +89,15 @@ def _worker(args: tuple[str, int, str | None, bool]) -> tuple[str, _Parsed | byt
         raw = cache.get_raw(digest)
         if raw is not None:
             if as_bytes:
-                return path, raw, None
-            hit = Cache.decode(raw)
-            if isinstance(hit, _Parsed):
+                return path, (digest, raw), None
+            hit = Cache.decode(raw, digest)
+            if hit is not None:
                 return path, hit, None
     parsed = _parse_bytes(data, path, max_bytes, digest)
-    raw = pickle.dumps(parsed, protocol=pickle.HIGHEST_PROTOCOL) if (cache is not None or as_bytes) else b""
+    raw = Cache.encode(parsed) if (cache is not None or as_bytes) else b""
     if cache is not None:
         cache.put_raw(parsed.digest, raw)
-    return path, (raw if as_bytes else parsed), None
+    return path, ((digest, raw) if as_bytes else parsed), None
 
 
 def _init_worker() -> None:
@@ -182,7 +175,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
                                                                for f in files]), size=16)
     base_stats = {"files": len(files), "parsed": len(todo), "cached": len(files) - len(todo), "phases": phases}
     cached = None if keep_context else cache.load(run_key)
-    if isinstance(cached, dict) and cached.get("version") == 1:
+    if cached is not None:
         errors.extend(cached["file_errors"])
         errors.extend(FileError(_display(files, p), "unreadable", m) for p, m in read_failures.items())
         return _finish(cached["findings"], errors, {**base_stats, **cached["stats"], "reused_result": True},
@@ -196,7 +189,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     missing = [f.path for f in files if f.path in digests and f.path not in parsed]
     for path in missing:
         hit = cache.get_summary(digests[path])
-        if isinstance(hit, _Parsed):
+        if hit is not None:
             parsed[path] = hit
     lost = [p for p in missing if p not in parsed]  # evicted from the cache: parse again
     _parse_all(lost, settings, cache, parsed, read_failures)
@@ -250,7 +243,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     }
     if bridge is not None and len(memo) != memo_size:
         cache.store(memo_key, memo)
-    cache.store(run_key, {"version": 1, "findings": findings, "file_errors": file_errors, "stats": rule_stats})
+    cache.store(run_key, {"findings": findings, "file_errors": file_errors, "stats": rule_stats})
     return _finish(findings, errors, {**base_stats, **rule_stats}, files, context if keep_context else None,
                    rules, start)
 
@@ -280,10 +273,11 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
         if failure is not None:
             failures[path] = failure
             continue
-        if isinstance(result, bytes):
-            result = Cache.decode(result)
-            if not isinstance(result, _Parsed):  # a damaged cache entry: summarise here instead
-                _, result, failure = _worker((path, settings.max_file_bytes, None, False))
+        if isinstance(result, tuple):  # (digest, entry) from a pool worker
+            result = Cache.decode(result[1], result[0])
+            if result is None:  # a damaged cache entry: summarise here instead
+                # (with the cache: the parse replaces the entry that failed)
+                _, result, failure = _worker((path, settings.max_file_bytes, tasks[0][2], False))
                 if failure is not None:
                     failures[path] = failure
                     continue
