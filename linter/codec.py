@@ -99,14 +99,20 @@ def _is_ref(r, depth: int = 0) -> bool:
     return False
 
 
+_known_refs: set = set()  # refs already checked: most repeat across functions and files
+
+
 def _ref(r) -> tuple:
-    _need(_is_ref(r))
+    if r not in _known_refs:  # hashing a tuple is one C call; a dict or list in it raises (a miss)
+        _need(_is_ref(r))
+        if len(_known_refs) > 200_000:
+            _known_refs.clear()
+        _known_refs.add(r)
     return r
 
 
 def _opt_ref(r) -> tuple | None:
-    _need(r is None or _is_ref(r))
-    return r
+    return r if r is None else _ref(r)
 
 
 def _opt_type(t) -> tuple | None:
@@ -121,24 +127,35 @@ def _enc_function(f: FunctionInfo) -> tuple:
             tuple(map(tuple, f.probes)), f.constructions)
 
 
-def _param(t) -> Param:
-    _need(type(t) is tuple and len(t) == 4)
-    name, kind, has_default, annotation = t
-    _need(type(name) is str and type(kind) is int and 0 <= kind <= 4 and type(has_default) is bool)
-    return Param(name, kind, has_default, _opt_type(annotation))
+# The records are rebuilt with tuple.__new__ once their fields are checked (no argument parsing).
+_new = tuple.__new__
 
 
-def _call(t) -> CallSite:
-    _need(type(t) is tuple and len(t) == 7)
-    line, col, func, n_positional, keywords, star, double_star = t
-    return CallSite(_int(line), _int(col), _ref(func), _int(n_positional), _strs(keywords), _bool(star),
-                    _bool(double_star))
+def _params(v) -> tuple:
+    _need(type(v) is tuple)
+    for t in v:
+        _need(type(t) is tuple and len(t) == 4 and type(t[0]) is str and type(t[1]) is int and 0 <= t[1] <= 4
+              and type(t[2]) is bool and (t[3] is None or _is_type(t[3])))
+    return tuple([_new(Param, t) for t in v])
 
 
-def _probe(t) -> Probe:
-    _need(type(t) is tuple and len(t) == 5)
-    line, col, receiver, member, kind = t
-    return Probe(_int(line), _int(col), _opt_ref(receiver), _str(member), _str(kind))
+def _calls(v) -> tuple:
+    _need(type(v) is tuple)
+    for t in v:
+        _need(type(t) is tuple and len(t) == 7 and type(t[0]) is int and type(t[1]) is int and type(t[3]) is int
+              and type(t[5]) is bool and type(t[6]) is bool and type(t[4]) is tuple
+              and all(type(k) is str for k in t[4]))
+        _ref(t[2])
+    return tuple([_new(CallSite, t) for t in v])
+
+
+def _probes(v) -> tuple:
+    _need(type(v) is tuple)
+    for t in v:
+        _need(type(t) is tuple and len(t) == 5 and type(t[0]) is int and type(t[1]) is int and type(t[3]) is str
+              and type(t[4]) is str)
+        _opt_ref(t[2])
+    return tuple([_new(Probe, t) for t in v])
 
 
 def _self_attr(t) -> None:
@@ -162,8 +179,9 @@ def _construction(t) -> None:
 def _names_to(v, check) -> dict:
     _need(type(v) is dict)
     for k, values in v.items():
-        _need(type(k) is str)
-        _tuple_of(values, check)
+        _need(type(k) is str and type(values) is tuple)
+        for x in values:
+            check(x)
     return v
 
 
@@ -171,12 +189,13 @@ def _dec_function(t) -> FunctionInfo:
     _need(type(t) is tuple and len(t) == 15)
     (name, line, col, end_line, params, decorators, returns, return_values, noop, is_async, local_names,
      self_attrs, calls, probes, constructions) = t
-    _need(type(params) is tuple and type(calls) is tuple and type(probes) is tuple)
+    _need(type(name) is str and type(line) is int and type(col) is int and type(end_line) is int
+          and type(noop) is bool and type(is_async) is bool)
     return FunctionInfo(
-        _str(name), _int(line), _int(col), _int(end_line), tuple(map(_param, params)), _strs(decorators),
-        _opt_type(returns), _tuple_of(return_values, _ref), _bool(noop), _bool(is_async),
-        _names_to(local_names, _ref), _names_to(self_attrs, _self_attr), tuple(map(_call, calls)),
-        tuple(map(_probe, probes)), _tuple_of(constructions, _construction))
+        name, line, col, end_line, _params(params), _strs(decorators), _opt_type(returns),
+        _tuple_of(return_values, _ref), noop, is_async, _names_to(local_names, _ref) if local_names else {},
+        _names_to(self_attrs, _self_attr) if self_attrs else {}, _calls(calls), _probes(probes),
+        _tuple_of(constructions, _construction))
 
 
 def _functions(v) -> dict[str, FunctionInfo]:

@@ -73,10 +73,11 @@ def _parse_bytes(data: bytes, path: str, max_bytes: int, digest: str) -> _Parsed
         return _Parsed(digest, None, ("too-complex", "nesting too deep to analyse", 0))
 
 
-def _worker(args: tuple[str, int, str | None, bool]) -> tuple[str, _Parsed | tuple[str, bytes] | None, str | None]:
-    """Read, summarise and cache one file. With `as_bytes` (a pool worker) the answer is the entry
-    already made for the cache, so that no summary is encoded twice on its way to the parent."""
-    path, max_bytes, cache_dir, as_bytes = args
+def _worker(args: tuple[str, int, str | None]) -> tuple[str, _Parsed | None, str | None]:
+    """Read, summarise and cache one file. A pool worker checks and decodes a cached entry itself:
+    the parent receives only summaries made or checked by its own workers, and the slower checked
+    decoding runs in parallel."""
+    path, max_bytes, cache_dir = args
     try:
         with open(path, "rb") as fh:
             data = fh.read(max_bytes + 1)
@@ -86,18 +87,13 @@ def _worker(args: tuple[str, int, str | None, bool]) -> tuple[str, _Parsed | tup
     digest = content_hash(data)
     if cache is not None:
         # Same content seen before (another checkout, a moved tree, a reverted edit): no parse.
-        raw = cache.get_raw(digest)
-        if raw is not None:
-            if as_bytes:
-                return path, (digest, raw), None
-            hit = Cache.decode(raw, digest)
-            if hit is not None:
-                return path, hit, None
+        hit = cache.get_summary(digest)
+        if hit is not None:
+            return path, hit, None
     parsed = _parse_bytes(data, path, max_bytes, digest)
-    raw = Cache.encode(parsed) if (cache is not None or as_bytes) else b""
     if cache is not None:
-        cache.put_raw(parsed.digest, raw)
-    return path, ((digest, raw) if as_bytes else parsed), None
+        cache.put_raw(parsed.digest, Cache.encode(parsed))
+    return path, parsed, None
 
 
 def _init_worker() -> None:
@@ -260,7 +256,7 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
     if pooled:
         # Largest files first, in small chunks: no worker is left alone with a big file at the end.
         paths = sorted(paths, key=_size, reverse=True)
-    tasks = [(p, settings.max_file_bytes, cache.dir if cache.enabled else None, pooled) for p in paths]
+    tasks = [(p, settings.max_file_bytes, cache.dir if cache.enabled else None) for p in paths]
     if pooled:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
@@ -273,14 +269,6 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
         if failure is not None:
             failures[path] = failure
             continue
-        if isinstance(result, tuple):  # (digest, entry) from a pool worker
-            result = Cache.decode(result[1], result[0])
-            if result is None:  # a damaged cache entry: summarise here instead
-                # (with the cache: the parse replaces the entry that failed)
-                _, result, failure = _worker((path, settings.max_file_bytes, tasks[0][2], False))
-                if failure is not None:
-                    failures[path] = failure
-                    continue
         parsed[path] = result
 
 
