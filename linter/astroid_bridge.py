@@ -15,7 +15,7 @@ import time
 from contextlib import contextmanager
 
 from .cache import content_hash
-from .discover import import_root
+from .discover import import_root, open_source
 from .findings import Evidence
 from .index import TreeIndex
 from .resolve import Resolution
@@ -171,7 +171,7 @@ class AstroidBridge:
             digest = self._read_digests.get(path)
             if digest is None:
                 try:
-                    with open(path, "rb") as fh:
+                    with open_source(path) as fh:
                         digest = content_hash(fh.read())
                 except OSError:
                     digest = ""

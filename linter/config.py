@@ -2,8 +2,14 @@
 
 The project root is the folder of the nearest `pyproject.toml` (walking up from the first path, or
 from the current directory) that has a `[tool.attn-lint]` table; failing that, the nearest git root;
-failing that, the current directory. Paths in the table (`exclude`, `per-file-ignores`, `src`,
-`cache-dir`) are relative to that root. Command-line options replace the file's values.
+failing that, the current directory. Paths in the table (`exclude`, `per-file-ignores`, `src`)
+are relative to that root. Command-line options replace the file's values.
+
+`cache-dir` is the exception: a repository must never choose where attn-lint reads cache entries
+(a folder it ships, or one it can reach with "../", would let its files stand in for the cache).
+So the table's `cache-dir` names a folder *inside the user's cache directory*
+($XDG_CACHE_HOME/attn-lint/<cache-dir>); an absolute path, `~` or any `..` is a configuration
+error. Only `--cache-dir` on the command line may put the cache anywhere.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ else:  # pragma: no cover - Python 3.10
     except ImportError:  # pragma: no cover
         tomllib = None  # type: ignore[assignment]
 
+from .cache import default_cache_dir
 from .discover import matches
 from .engine import Settings
 
@@ -210,9 +217,7 @@ def _apply_table(cfg: Config, table: dict, where: str) -> None:
                                       f"name like \"pkg.module.Base\"")
             cfg.extra_family_bases = bases
         elif key == "cache-dir":
-            if not isinstance(value, str) or not value:
-                raise ConfigError(f"{where}: `cache-dir` must be a path string")
-            cfg.cache_dir = os.path.join(cfg.root, os.path.expanduser(value))
+            cfg.cache_dir = _user_cache_folder(value, where)
         elif key == "jobs":
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ConfigError(f"{where}: `jobs` must be a whole number >= 0 (0: one per core), not {value!r}")
@@ -353,6 +358,18 @@ def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=Non
                     sources=sources, exclude=exc,
                     server="off" if use_server is False or settings.cache_dir is None else
                     "start" if use_server else "if-running")
+
+
+def _user_cache_folder(value, where: str) -> str:
+    """The folder a configuration's `cache-dir` names under the user's cache directory."""
+    parts = value.replace("\\", "/").split("/") if isinstance(value, str) else []
+    if not parts or os.path.isabs(value) or value.startswith("~") or "" in parts[:-1] or ".." in parts \
+            or all(p in ("", ".") for p in parts):
+        raise ConfigError(f"{where}: `cache-dir` must be a relative folder name such as \"my-project\"; it "
+                          f"names a folder inside the user's cache directory ({default_cache_dir()}), never "
+                          f"one the repository chooses (use --cache-dir on the command line for any other "
+                          f"place), not {value!r}")
+    return os.path.join(default_cache_dir(), *(p for p in parts if p not in ("", ".")))
 
 
 def _rel(path: str) -> str:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import gc
 import os
-import pickle
 import signal
 import sys
 import time
 from dataclasses import dataclass, field
 
 from .cache import SUMMARY_KEY, TOOL_KEY, Cache, content_hash, default_cache_dir, entry_name
+from .codec import Parsed as _Parsed
 from .discover import SourceFile, discover, open_source
 from .findings import FileError, Finding
 
@@ -57,13 +57,6 @@ class Result:
     digests: dict[str, str] = field(default_factory=dict)  # path -> content_hash of the bytes analysed
 
 
-@dataclass(frozen=True, slots=True)
-class _Parsed:
-    digest: str
-    summary: ModuleSummary | None
-    error: tuple[str, str, int] | None  # (kind, message, line)
-
-
 def _parse_bytes(data: bytes, path: str, max_bytes: int, digest: str) -> _Parsed:
     if len(data) > max_bytes:
         return _Parsed(digest, None, ("too-large", f"{len(data) / 1e6:.1f} MB is over the "
@@ -85,10 +78,11 @@ def _parse_bytes(data: bytes, path: str, max_bytes: int, digest: str) -> _Parsed
         return _Parsed(digest, None, ("too-complex", "could not parse: nested too deeply", 0))
 
 
-def _worker(args: tuple[str, int, str | None, bool]) -> tuple[str, _Parsed | bytes | None, str | None]:
-    """Read, summarise and cache one file. With `as_bytes` (a pool worker) the answer is the pickle
-    already made for the cache, so that no summary is pickled twice on its way to the parent."""
-    path, max_bytes, cache_dir, as_bytes = args
+def _worker(args: tuple[str, int, str | None]) -> tuple[str, _Parsed | None, str | None]:
+    """Read, summarise and cache one file. A pool worker checks and decodes a cached entry itself:
+    the parent receives only summaries made or checked by its own workers, and the slower checked
+    decoding runs in parallel."""
+    path, max_bytes, cache_dir = args
     try:
         with open_source(path) as fh:
             data = fh.read(max_bytes + 1)
@@ -98,18 +92,13 @@ def _worker(args: tuple[str, int, str | None, bool]) -> tuple[str, _Parsed | byt
     digest = content_hash(data)
     if cache is not None:
         # Same content seen before (another checkout, a moved tree, a reverted edit): no parse.
-        raw = cache.get_raw(digest)
-        if raw is not None:
-            if as_bytes:
-                return path, raw, None
-            hit = Cache.decode(raw)
-            if isinstance(hit, _Parsed):
-                return path, hit, None
+        hit = cache.get_summary(digest)
+        if hit is not None:
+            return path, hit, None
     parsed = _parse_bytes(data, path, max_bytes, digest)
-    raw = pickle.dumps(parsed, protocol=pickle.HIGHEST_PROTOCOL) if (cache is not None or as_bytes) else b""
     if cache is not None:
-        cache.put_raw(parsed.digest, raw)
-    return path, (raw if as_bytes else parsed), None
+        cache.put_raw(parsed.digest, Cache.encode(parsed))
+    return path, parsed, None
 
 
 def _init_worker(parent: int) -> None:
@@ -211,7 +200,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
                                                                for f in files]), size=16)
     base_stats = {"files": len(files), "parsed": len(todo), "cached": len(files) - len(todo), "phases": phases}
     cached = None if keep_context else cache.load(run_key)
-    if isinstance(cached, dict) and cached.get("version") == 1:
+    if cached is not None:
         errors.extend(cached["file_errors"])
         errors.extend(FileError(_display(files, p), "unreadable", m) for p, m in read_failures.items())
         return _finish(cached["findings"], errors, {**base_stats, **cached["stats"], "reused_result": True},
@@ -225,7 +214,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     missing = [f.path for f in files if f.path in digests and f.path not in parsed]
     for path in missing:
         hit = cache.get_summary(digests[path])
-        if isinstance(hit, _Parsed):
+        if hit is not None:
             parsed[path] = hit
     lost = [p for p in missing if p not in parsed]  # evicted from the cache: parse again
     _parse_all(lost, settings, cache, parsed, read_failures)
@@ -276,7 +265,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     }
     if bridge is not None and bridge.learned:
         cache.store(memo_key, memo)
-    cache.store(run_key, {"version": 1, "findings": findings, "file_errors": file_errors, "stats": rule_stats})
+    cache.store(run_key, {"findings": findings, "file_errors": file_errors, "stats": rule_stats})
     result = _finish(findings, errors, {**base_stats, **rule_stats}, files, context if keep_context else None,
                      rules, start)
     result.digests = digests  # --fix writes only a file that still holds what was analysed
@@ -295,7 +284,7 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
     if pooled:
         # Largest files first, in small chunks: no worker is left alone with a big file at the end.
         paths = sorted(paths, key=_size, reverse=True)
-    tasks = [(p, settings.max_file_bytes, cache.dir if cache.enabled else None, pooled) for p in paths]
+    tasks = [(p, settings.max_file_bytes, cache.dir if cache.enabled else None) for p in paths]
     if pooled:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
@@ -309,13 +298,6 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
         if failure is not None:
             failures[path] = failure
             continue
-        if isinstance(result, bytes):
-            result = Cache.decode(result)
-            if not isinstance(result, _Parsed):  # a damaged cache entry: summarise here instead
-                _, result, failure = _worker((path, settings.max_file_bytes, None, False))
-                if failure is not None:
-                    failures[path] = failure
-                    continue
         parsed[path] = result
 
 

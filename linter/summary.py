@@ -25,12 +25,12 @@ from typing import NamedTuple
 from .deepstack import call_deep
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 8
+SUMMARY_VERSION = 9
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
 
-# The small records are NamedTuples: they unpickle several times faster than frozen dataclasses,
+# The small records are NamedTuples: they rebuild several times faster than frozen dataclasses,
 # and a warm run loads hundreds of thousands of them.
 class Param(NamedTuple):
     name: str

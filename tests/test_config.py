@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from attn_lint.linter.cli import main
+from attn_lint.linter.cache import default_cache_dir
 from attn_lint.linter.config import ConfigError, find_project_root, load_config, resolve
 
 from small_trees import TREES  # noqa: E402  (tests/ is on sys.path under pytest)
@@ -78,7 +79,7 @@ def test_all_keys_parse(tmp_path):
     assert cfg.per_file_ignores == {"tests/*": ("AL002",)}
     assert cfg.severity == {"AL003": "error"}
     assert cfg.extra_family_bases == ("pkg.layers.AttentionBackend",)
-    assert cfg.cache_dir == os.path.join(str(tmp_path), ".cache/al")
+    assert cfg.cache_dir == os.path.join(default_cache_dir(), ".cache", "al")  # the user's, never the repo's
     assert (cfg.jobs, cfg.astroid, cfg.format) == (2, False, "concise")
 
 
@@ -203,7 +204,7 @@ def test_resolve_precedence_unit(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.attn-lint]\njobs = 3\nastroid = false\ncache-dir = "c"\n')
     res = resolve((str(tmp_path),))
     assert res.settings.jobs == 3 and res.settings.astroid is False
-    assert res.settings.cache_dir == os.path.join(str(tmp_path), "c")
+    assert res.settings.cache_dir == os.path.join(default_cache_dir(), "c")
     res = resolve((str(tmp_path),), jobs=1, no_cache=True)
     assert res.settings.jobs == 1 and res.settings.cache_dir is None
     assert res.sources["jobs"] == "command line" and res.sources["astroid"] == "pyproject.toml"

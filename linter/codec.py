@@ -1,0 +1,341 @@
+"""Cache entries as plain data: what the engine keeps between runs, and the checks that rebuild it.
+
+A cache folder is only a file system folder: whatever is in it may be damaged or planted. So
+entries hold only tuples, dicts, strings, numbers and booleans (stored with `marshal`, sealed
+by cache.py), and each decoder checks every value's type and shape before it rebuilds the
+engine's objects. A decoder raises on anything unexpected; the cache turns that into a miss.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .findings import Evidence, FileError, Finding
+from .summary import CallSite, ClassAttr, ClassInfo, FunctionInfo, Import, ModuleSummary, Param, Probe
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """One file's per-file pass: its summary, or why it has none."""
+
+    digest: str
+    summary: ModuleSummary | None
+    error: tuple[str, str, int] | None  # (kind, message, line)
+
+
+class Malformed(Exception):
+    """An entry that is not what this build writes."""
+
+
+_DIGEST = re.compile(r"[0-9a-f]{40}")  # content_hash(): names a summary file, so never a path
+_MAX_DEPTH = 64  # refs nest at most about 20 deep (summary.py bounds them); more is not ours
+
+
+def _need(ok: bool) -> None:
+    if not ok:
+        raise Malformed
+
+
+def _str(v) -> str:
+    _need(type(v) is str)
+    return v
+
+
+def _int(v) -> int:
+    _need(type(v) is int)
+    return v
+
+
+def _bool(v) -> bool:
+    _need(type(v) is bool)
+    return v
+
+
+def _strs(v) -> tuple:
+    _need(type(v) is tuple and all(type(x) is str for x in v))
+    return v
+
+
+def _tuple_of(v, check) -> tuple:
+    _need(type(v) is tuple)
+    for x in v:
+        check(x)
+    return v
+
+
+# --- refs (summary.py's docstring lists their shapes) -------------------------------------------
+def _is_type(t, depth: int = 0) -> bool:
+    if type(t) is not tuple or len(t) != 2 or depth > _MAX_DEPTH:
+        return False
+    kind, arg = t
+    if kind == "t":
+        return type(arg) is str
+    if kind == "tseq":  # None: a mapping or sequence of something the resolver cannot use
+        return arg is None or _is_type(arg, depth + 1)
+    if kind == "tunion":
+        return type(arg) is tuple and all(_is_type(x, depth + 1) for x in arg)
+    return False
+
+
+def _is_ref(r, depth: int = 0) -> bool:
+    if type(r) is not tuple or not r or depth > _MAX_DEPTH:
+        return False
+    kind, n = r[0], len(r)
+    if kind == "name":
+        return n == 2 and type(r[1]) is str
+    if kind == "attr" or kind == "getattr":
+        return n == 3 and type(r[2]) is str and _is_ref(r[1], depth + 1)
+    if kind == "call":
+        return n == 4 and type(r[2]) is int and type(r[3]) is int and (r[1] is None or _is_ref(r[1], depth + 1))
+    if kind == "sub" or kind == "iter":
+        return n == 2 and _is_ref(r[1], depth + 1)
+    if kind == "seq" or kind == "union":
+        return n == 2 and type(r[1]) is tuple and all(_is_ref(x, depth + 1) for x in r[1])
+    if kind == "type":
+        return n == 2 and _is_type(r[1], depth + 1)
+    if kind == "super":  # a construction through super().__init__
+        return n == 1
+    return False
+
+
+_known_refs: set = set()  # refs already checked: most repeat across functions and files
+
+
+def _ref(r) -> tuple:
+    if r not in _known_refs:  # hashing a tuple is one C call; a dict or list in it raises (a miss)
+        _need(_is_ref(r))
+        if len(_known_refs) > 200_000:
+            _known_refs.clear()
+        _known_refs.add(r)
+    return r
+
+
+def _opt_ref(r) -> tuple | None:
+    return r if r is None else _ref(r)
+
+
+def _opt_type(t) -> tuple | None:
+    _need(t is None or _is_type(t))
+    return t
+
+
+# --- summaries -----------------------------------------------------------------------------------
+def _enc_function(f: FunctionInfo) -> tuple:
+    return (f.name, f.line, f.col, f.end_line, tuple(map(tuple, f.params)), f.decorators, f.returns,
+            f.return_values, f.noop, f.is_async, f.locals, f.self_attrs, tuple(map(tuple, f.calls)),
+            tuple(map(tuple, f.probes)), f.constructions)
+
+
+# The records are rebuilt with tuple.__new__ once their fields are checked (no argument parsing).
+_new = tuple.__new__
+
+
+def _params(v) -> tuple:
+    _need(type(v) is tuple)
+    for t in v:
+        _need(type(t) is tuple and len(t) == 4 and type(t[0]) is str and type(t[1]) is int and 0 <= t[1] <= 4
+              and type(t[2]) is bool and (t[3] is None or _is_type(t[3])))
+    return tuple([_new(Param, t) for t in v])
+
+
+def _calls(v) -> tuple:
+    _need(type(v) is tuple)
+    for t in v:
+        _need(type(t) is tuple and len(t) == 7 and type(t[0]) is int and type(t[1]) is int and type(t[3]) is int
+              and type(t[5]) is bool and type(t[6]) is bool and type(t[4]) is tuple
+              and all(type(k) is str for k in t[4]))
+        _ref(t[2])
+    return tuple([_new(CallSite, t) for t in v])
+
+
+def _probes(v) -> tuple:
+    _need(type(v) is tuple)
+    for t in v:
+        _need(type(t) is tuple and len(t) == 5 and type(t[0]) is int and type(t[1]) is int and type(t[3]) is str
+              and type(t[4]) is str)
+        _opt_ref(t[2])
+    return tuple([_new(Probe, t) for t in v])
+
+
+def _self_attr(t) -> None:
+    _need(type(t) is tuple and len(t) == 3 and type(t[2]) is int)
+    _opt_ref(t[0])
+    _opt_type(t[1])
+
+
+def _keyword_arg(t) -> None:
+    _need(type(t) is tuple and len(t) == 2 and type(t[0]) is str)
+    _opt_ref(t[1])
+
+
+def _construction(t) -> None:
+    _need(type(t) is tuple and len(t) == 4 and type(t[3]) is bool)
+    _ref(t[0])
+    _tuple_of(t[1], _opt_ref)
+    _tuple_of(t[2], _keyword_arg)
+
+
+def _names_to(v, check) -> dict:
+    _need(type(v) is dict)
+    for k, values in v.items():
+        _need(type(k) is str and type(values) is tuple)
+        for x in values:
+            check(x)
+    return v
+
+
+def _dec_function(t) -> FunctionInfo:
+    _need(type(t) is tuple and len(t) == 15)
+    (name, line, col, end_line, params, decorators, returns, return_values, noop, is_async, local_names,
+     self_attrs, calls, probes, constructions) = t
+    _need(type(name) is str and type(line) is int and type(col) is int and type(end_line) is int
+          and type(noop) is bool and type(is_async) is bool)
+    return FunctionInfo(
+        name, line, col, end_line, _params(params), _strs(decorators), _opt_type(returns),
+        _tuple_of(return_values, _ref), noop, is_async, _names_to(local_names, _ref) if local_names else {},
+        _names_to(self_attrs, _self_attr) if self_attrs else {}, _calls(calls), _probes(probes),
+        _tuple_of(constructions, _construction))
+
+
+def _functions(v) -> dict[str, FunctionInfo]:
+    _need(type(v) is tuple)
+    out = {}
+    for t in v:
+        f = _dec_function(t)
+        out[f.name] = f
+    return out
+
+
+def _enc_class(c: ClassInfo) -> tuple:
+    return (c.name, c.line, c.col, c.end_line, c.bases, c.decorators,
+            tuple(_enc_function(f) for f in c.methods.values()),
+            tuple((k, a.line, a.annotation, a.value) for k, a in c.attrs.items()))
+
+
+def _dec_class(t) -> ClassInfo:
+    _need(type(t) is tuple and len(t) == 8)
+    name, line, col, end_line, bases, decorators, methods, attrs = t
+    _need(type(attrs) is tuple)
+    decoded_attrs = {}
+    for a in attrs:
+        _need(type(a) is tuple and len(a) == 4)
+        decoded_attrs[_str(a[0])] = ClassAttr(_int(a[1]), _opt_type(a[2]), _opt_ref(a[3]))
+    return ClassInfo(_str(name), _int(line), _int(col), _int(end_line), _tuple_of(bases, _ref), _strs(decorators),
+                     _functions(methods), decoded_attrs)
+
+
+def _import(t) -> Import:
+    _need(type(t) is tuple and len(t) == 4)
+    local, module, name, level = t
+    _need(name is None or type(name) is str)
+    return Import(_str(local), _str(module), name, _int(level))
+
+
+def encode_parsed(p: Parsed) -> tuple:
+    s = p.summary
+    summary = None if s is None else (
+        s.lines, tuple(map(tuple, s.imports)), tuple(_enc_class(c) for c in s.classes.values()),
+        tuple(_enc_function(f) for f in s.functions.values()), _enc_function(s.toplevel), s.dunder_all)
+    return (p.digest, summary, p.error)
+
+
+def decode_parsed(plain, digest: str) -> Parsed:
+    """A summary entry, which must be the one for `digest` (its file name)."""
+    _need(type(plain) is tuple and len(plain) == 3 and plain[0] == digest)
+    _, summary, error = plain
+    if summary is None:
+        _need(type(error) is tuple and len(error) == 3)
+        return Parsed(digest, None, (_str(error[0]), _str(error[1]), _int(error[2])))
+    _need(error is None and type(summary) is tuple and len(summary) == 6)
+    lines, imports, classes, functions, toplevel, dunder_all = summary
+    _need(type(imports) is tuple and type(classes) is tuple and (dunder_all is None or type(dunder_all) is tuple))
+    decoded_classes = {}
+    for t in classes:
+        c = _dec_class(t)
+        decoded_classes[c.name] = c
+    return Parsed(digest, ModuleSummary(
+        _int(lines), tuple(map(_import, imports)), decoded_classes, _functions(functions),
+        _dec_function(toplevel), dunder_all if dunder_all is None else _strs(dunder_all)), None)
+
+
+# --- the file map: path -> ((mtime_ns, size), content digest) ---------------------------------------
+def encode_stats(stats: dict) -> dict:
+    return stats
+
+
+def decode_stats(plain) -> dict:
+    _need(type(plain) is dict)
+    match = _DIGEST.fullmatch
+    for path, entry in plain.items():
+        _need(type(path) is str and type(entry) is tuple and len(entry) == 2)
+        seen, digest = entry
+        _need(type(seen) is tuple and len(seen) == 2 and type(seen[0]) is int and type(seen[1]) is int
+              and type(digest) is str and match(digest) is not None)
+    return plain
+
+
+# --- a whole run's result ----------------------------------------------------------------------
+def encode_result(result: dict) -> tuple:
+    findings = tuple((f.code, f.name, f.severity, f.path, f.line, f.column, f.message, f.class_name, f.member,
+                      f.targets, tuple((e.path, e.line, e.note) for e in f.evidence), f.details)
+                     for f in result["findings"])
+    errors = tuple((e.path, e.kind, e.message, e.line) for e in result["file_errors"])
+    return (findings, errors, result["stats"])
+
+
+def _finding(t) -> Finding:
+    _need(type(t) is tuple and len(t) == 12)
+    code, name, severity, path, line, column, message, class_name, member, targets, evidence, details = t
+    _need(type(evidence) is tuple and type(details) is tuple)
+    links = []
+    for e in evidence:
+        _need(type(e) is tuple and len(e) == 3)
+        links.append(Evidence(_str(e[0]), _int(e[1]), _str(e[2])))
+    for d in details:
+        _need(type(d) is tuple and len(d) == 2 and type(d[0]) is str and type(d[1]) is str)
+    return Finding(_str(code), _str(name), _str(severity), _str(path), _int(line), _int(column), _str(message),
+                   _str(class_name), _str(member), _strs(targets), tuple(links), details)
+
+
+def _file_error(t) -> FileError:
+    _need(type(t) is tuple and len(t) == 4)
+    return FileError(_str(t[0]), _str(t[1]), _str(t[2]), _int(t[3]))
+
+
+def decode_result(plain) -> dict:
+    _need(type(plain) is tuple and len(plain) == 3)
+    findings, errors, stats = plain
+    _need(type(findings) is tuple and type(errors) is tuple and type(stats) is dict)
+    for k, v in stats.items():
+        _need(type(k) is str and type(v) in (int, float))
+    return {"findings": list(map(_finding, findings)), "file_errors": list(map(_file_error, errors)),
+            "stats": stats}
+
+
+# --- astroid's answers: (content digest, line, col, kind) -> (in-tree classes, the project files
+# the answer came through as (path, digest), the project modules astroid looked for and did not find)
+def encode_memo(memo: dict) -> tuple:
+    return tuple((*key, value) for key, value in memo.items())
+
+
+def decode_memo(plain) -> dict:
+    _need(type(plain) is tuple)
+    memo = {}
+    for t in plain:
+        _need(type(t) is tuple and len(t) == 5)
+        digest, line, col, kind, value = t
+        _need(type(digest) is str and type(line) is int and type(col) is int and type(kind) is str
+              and type(value) is tuple and len(value) == 3)
+        quals, files, absent = value
+        _strs(quals), _strs(absent)
+        _need(type(files) is tuple)
+        for f in files:
+            _need(len(_strs(f)) == 2)
+        memo[(digest, line, col, kind)] = value
+    return memo
+
+
+# Named entries by the kind their name starts with (cache.entry_name): (encoder, decoder).
+NAMED = {"stat": (encode_stats, decode_stats), "result": (encode_result, decode_result),
+         "astroid": (encode_memo, decode_memo)}

@@ -1,0 +1,235 @@
+"""A cache folder is not trusted: planted, damaged or odd entries are misses, never code that runs,
+a crash, a hang or a result; and a repository's configuration cannot choose where the cache is."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from attn_lint.linter.cache import Cache
+from conftest import FIXTURES, REPO, lint
+from test_astroid_fallback import BACKENDS, MODEL
+
+
+def _json(result):
+    return [f.to_json() for f in result.findings], [e.to_json() for e in result.errors]
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """A tree whose first run writes every kind of entry: summaries (one of a file with a syntax
+    error), the file map, the result and astroid's answers."""
+    root = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "al001_hidden_hook", root)
+    (root / "broken.py").write_text("def broken(:\n")
+    pkg = root / "astro"  # a receiver only astroid can type (test_astroid_fallback.py)
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "backends.py").write_text(BACKENDS)
+    (pkg / "model.py").write_text(MODEL.replace("from serving.backends", "from astro.backends"))
+    return root
+
+
+def _entries(cache) -> list[str]:
+    return sorted(os.path.join(d, n) for d, _, names in os.walk(cache) for n in names)
+
+
+def _first_run(tree, cache):
+    first = lint(tree, cache_dir=str(cache))
+    names = {os.path.basename(p).split("-")[0] for p in _entries(cache)}
+    assert {"stat", "result", "astroid"} <= names, names  # and the summaries, one per file
+    summaries = [p for p in _entries(cache) if os.sep + "summaries" + os.sep in p]
+    assert len(summaries) >= first.stats["files"] - 3  # one per distinct content (some files are empty)
+    assert first.stats["astroid_answers"] > 0
+    return first
+
+
+class _Payload:
+    """A pickle that creates a file when it is loaded."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def test_planted_entries_never_run(tree, tmp_path):
+    cache = tmp_path / "cache"
+    reference = lint(tree, cache_dir=None)
+    assert _json(_first_run(tree, cache)) == _json(reference)
+    marker = tmp_path / "ran"
+    planted = pickle.dumps(_Payload(str(marker)))
+    for path in _entries(cache):
+        with open(path, "wb") as fh:
+            fh.write(planted)
+    second = lint(tree, cache_dir=str(cache))
+    assert not marker.exists(), "a planted cache entry ran"
+    assert _json(second) == _json(reference)
+    assert second.stats["parsed"] == second.stats["files"]  # every entry was a miss
+    # the same through a pool of workers, which pass entries on to the parent undecoded
+    for path in _entries(cache):
+        with open(path, "wb") as fh:
+            fh.write(planted)
+    from attn_lint.linter import engine
+    old = engine.PARALLEL_THRESHOLD
+    engine.PARALLEL_THRESHOLD = 1
+    try:
+        third = lint(tree, cache_dir=str(cache), jobs=2)
+    finally:
+        engine.PARALLEL_THRESHOLD = old
+    assert not marker.exists(), "a planted cache entry ran in a worker or on its way to the parent"
+    assert _json(third) == _json(reference)
+
+
+def _damaged(raw: bytes):
+    """Truncations, single bit flips and giant lengths (pickle's and marshal's) of one entry."""
+    yield raw[: len(raw) // 2]
+    yield raw[:-1]
+    yield raw[:3]
+    yield b""
+    for i in sorted({0, 3, 4, 19, 20, 21, len(raw) // 3, len(raw) // 2, len(raw) - 2, len(raw) - 1}):
+        if 0 <= i < len(raw):
+            for bit in (0x01, 0x20, 0x80):
+                yield raw[:i] + bytes([raw[i] ^ bit]) + raw[i + 1:]
+    half = raw[: len(raw) // 2]
+    yield half + b"\x8d" + (2 ** 62).to_bytes(8, "little")  # pickle BINUNICODE8 of 4 EiB
+    yield half + b"\x8e" + (2 ** 62).to_bytes(8, "little")  # pickle BINBYTES8
+    yield half + b"(" + (2 ** 31 - 1).to_bytes(4, "little")  # marshal tuple of 2**31-1 items
+    yield half + b"\xff" * 64
+
+
+def _is_miss(cache: Cache, path: str) -> bool:
+    name = os.path.basename(path)
+    if os.sep + "summaries" + os.sep in path:
+        return cache.get_summary(name.split(".")[0]) is None
+    return cache.load(name) is None
+
+
+def test_damaged_entries_are_misses(tree, tmp_path):
+    cache_dir = tmp_path / "cache"
+    reference = _json(_first_run(tree, cache_dir))
+    cache = Cache(str(cache_dir))
+    entries = _entries(cache_dir)
+    originals = {p: open(p, "rb").read() for p in entries}
+    for path, raw in originals.items():
+        assert not _is_miss(cache, path), path  # the undamaged entry is served
+        for bad in _damaged(raw):
+            with open(path, "wb") as fh:
+                fh.write(bad)
+            assert _is_miss(cache, path), (path, bad[:40])
+        with open(path, "wb") as fh:
+            fh.write(raw)
+    # Every bit of one small summary entry, flipped one at a time, is detected.
+    small = min((p for p in entries if os.sep + "summaries" + os.sep in p), key=lambda p: len(originals[p]))
+    raw = originals[small]
+    for i in range(len(raw)):
+        with open(small, "wb") as fh:
+            fh.write(raw[:i] + bytes([raw[i] ^ (1 << (i % 8))]) + raw[i + 1:])
+        assert _is_miss(cache, small), i
+    with open(small, "wb") as fh:
+        fh.write(raw)
+    # A run over a cache where every entry is damaged parses again and finds the same.
+    for path, raw in originals.items():
+        with open(path, "wb") as fh:
+            fh.write(raw[:-8] + bytes(b ^ 0x55 for b in raw[-8:]))
+    second = lint(tree, cache_dir=str(cache_dir))
+    assert second.stats["parsed"] == second.stats["files"]
+    assert _json(second) == reference
+    third = lint(tree, cache_dir=str(cache_dir))  # the damaged entries were replaced
+    assert third.stats["parsed"] == 0 and _json(third) == reference
+
+
+def test_an_entry_under_another_name_is_a_miss(tree, tmp_path):
+    """Entries are bound to their names: a valid entry copied over another is not served."""
+    cache_dir = tmp_path / "cache"
+    reference = _json(_first_run(tree, cache_dir))
+    summaries = [p for p in _entries(cache_dir) if os.sep + "summaries" + os.sep in p]
+    donor = open(summaries[0], "rb").read()
+    for path in summaries[1:]:
+        with open(path, "wb") as fh:
+            fh.write(donor)
+    cache = Cache(str(cache_dir))
+    assert all(_is_miss(cache, p) for p in summaries[1:])
+    assert _json(lint(tree, cache_dir=str(cache_dir))) == reference
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are a POSIX thing")
+def test_fifos_and_other_files_in_the_cache_do_not_block(tree, tmp_path):
+    """FIFOs, links to FIFOs, folders and devices at entry names are misses; the run never waits."""
+    cache_dir = tmp_path / "cache"
+    reference = _json(_first_run(tree, cache_dir))
+    fifo = tmp_path / "outside-fifo"
+    os.mkfifo(fifo)
+    for n, path in enumerate(_entries(cache_dir)):
+        os.unlink(path)
+        kind = n % 4
+        if kind == 0:
+            os.mkfifo(path)
+        elif kind == 1:
+            os.symlink(fifo, path)
+        elif kind == 2:
+            os.mkdir(path)
+        else:
+            os.symlink("/dev/zero", path)
+    # In a child with a time limit: a blocked open would hang the test run itself.
+    code = ("import json, sys; sys.path[:0] = [sys.argv[1], sys.argv[1] + '/tests'];"
+            "from conftest import lint; r = lint(sys.argv[2], cache_dir=sys.argv[3]);"
+            "print(json.dumps([[f.to_json() for f in r.findings], [e.to_json() for e in r.errors]]))")
+    out = subprocess.run([sys.executable, "-c", code, str(REPO), str(tree), str(cache_dir)], capture_output=True,
+                         text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert out.returncode == 0, out.stderr
+    import json
+    assert json.loads(out.stdout) == json.loads(json.dumps(list(reference)))
+
+
+@pytest.mark.parametrize("value", ["../x", "../../elsewhere/cache", "inside-repo/../../x", "/tmp/abs", "~/x", "."])
+def test_repo_config_cannot_choose_a_cache_folder_outside_the_users_cache(tmp_path, value):
+    from attn_lint.linter.config import ConfigError, resolve
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "pyproject.toml").write_text(f'[tool.attn-lint]\ncache-dir = "{value}"\n')
+    with pytest.raises(ConfigError, match="cache-dir"):
+        resolve((str(repo),))
+
+
+def test_repo_config_cache_dir_is_a_folder_in_the_users_cache(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from attn_lint.linter.cli import main
+    from attn_lint.linter.config import resolve
+    xdg = tmp_path / "xdg"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(xdg))
+    repo = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "al001_hidden_hook", repo)
+    (repo / "pyproject.toml").write_text('[tool.attn-lint]\ncache-dir = ".attn-cache"\n')
+    settings = resolve((str(repo),)).settings
+    assert settings.cache_dir == str(xdg / "attn-lint" / ".attn-cache")
+    result = CliRunner().invoke(main, [str(repo)])
+    assert result.exit_code == 1, result.output  # findings
+    assert _entries(xdg / "attn-lint" / ".attn-cache")
+    assert not (repo / ".attn-cache").exists()
+    # the command line may choose any folder, the repository's own included
+    chosen = repo / "chosen-on-the-command-line"
+    assert resolve((str(repo),), cache_dir=str(chosen)).settings.cache_dir == str(chosen)
+    assert CliRunner().invoke(main, [str(repo), "--cache-dir", str(chosen)]).exit_code == 1
+    assert _entries(chosen)
+
+
+def test_every_summary_survives_the_round_trip():
+    """The decoder's checks accept everything the per-file pass makes (a check too strict would
+    turn every run over such a file into a miss)."""
+    from attn_lint.linter.cache import content_hash
+    from attn_lint.linter.engine import _parse_bytes
+    paths = [os.path.join(d, n) for top in ("fixtures", "linter", "rules", "runtime_check", "tests")
+             for d, _, names in os.walk(REPO / top) for n in names if n.endswith(".py")]
+    assert len(paths) > 50
+    for path in paths:
+        data = open(path, "rb").read()
+        parsed = _parse_bytes(data, path, 8 << 20, content_hash(data))
+        assert Cache.decode(Cache.encode(parsed), parsed.digest) == parsed, path
