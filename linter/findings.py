@@ -20,6 +20,21 @@ class Evidence:
 
 
 @dataclass(frozen=True)
+class Reason:
+    """Why a finding's confidence is what it is: one signal's word on one of its pairings."""
+
+    signal: str  # the signal's name (linter/signals/)
+    effect: str  # "lower": it rules a pairing out; "raise": it supports one
+    path: str
+    line: int
+    note: str
+
+    def to_json(self) -> dict:
+        return {"signal": self.signal, "effect": self.effect, "path": self.path, "line": self.line,
+                "note": self.note}
+
+
+@dataclass(frozen=True)
 class Finding:
     code: str
     name: str

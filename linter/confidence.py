@@ -1,0 +1,113 @@
+"""How sure a finding is: the pairings it claims, and the signals that rule them in or out.
+
+A finding is a claim that a real configuration breaks. Each rule knows which concrete pairings its
+claim rests on: a wrapper (or the class holding the receiver) paired with an implementation its
+delegate can hold, seen from one probe or call site. A pairing the code itself shows can never
+happen (the delegate is never built from that implementation, the wrapper is built only for
+another model, the site runs only on another platform, ...) does not support the claim.
+
+Signals are small classes, one per module under `linter/signals/`, each reading the tree model
+only. `assess` asks every signal about every pairing of a finding:
+
+* a pairing that some signal rules out is dead, with that signal's reason;
+* a finding whose pairings are all dead is `low` (latent drift: shown with `--show-latent`);
+* a finding with a live pairing is `medium`, and `high` when a signal supports a live pairing
+  with positive evidence (a visible construction builds that very pairing, say).
+
+Nothing here knows any engine's names: signals read code structure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Iterable, Sequence
+
+from .findings import Reason
+
+if TYPE_CHECKING:
+    from .context import Context
+    from .facts import Site
+
+LOW, MEDIUM, HIGH = "low", "medium", "high"
+LEVELS = (LOW, MEDIUM, HIGH)  # in rising order
+MAX_REASONS = 8  # reasons kept on a finding: enough to judge it, short enough to read
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """One concrete way a claim can come true."""
+
+    rule: str  # the rule's code
+    wrapper: str | None  # the wrapper (or class holding the receiver) the claim is about
+    impl: str  # a concrete class the delegate (or receiver) can hold
+    member: str
+    site: "Site"  # where the hook is probed or the call is made
+    line: int
+    kind: str  # "probe" | "call"
+    receiver: tuple | None = None  # the receiver's ref at the site, as the summary recorded it
+
+
+class Signal:
+    """A structural fact that rules a pairing out, or supports it."""
+
+    name: ClassVar[str]  # stable, kebab-case: shown in reasons and docs
+    doc: ClassVar[str]  # one paragraph: what the signal reads and why it decides
+
+    def rule_out(self, ctx: "Context", p: Pairing) -> Reason | None:
+        """A reason this pairing can never run, or None."""
+        return None
+
+    def support(self, ctx: "Context", p: Pairing) -> Reason | None:
+        """Positive evidence that this pairing runs, or None."""
+        return None
+
+
+@dataclass(frozen=True)
+class Assessment:
+    level: str
+    reasons: tuple[Reason, ...]
+    live: tuple[Pairing, ...]  # the pairings no signal ruled out
+    dead: tuple[tuple[Pairing, Reason], ...]
+
+
+def assess(ctx: "Context", pairings: Sequence[Pairing], signals: Iterable[Signal] | None = None) -> Assessment:
+    if signals is None:
+        from .signals import active_signals
+        signals = active_signals()
+    signals = list(signals)
+    live: list[Pairing] = []
+    dead: list[tuple[Pairing, Reason]] = []
+    support: list[Reason] = []
+    for p in pairings:
+        why = next((r for r in (s.rule_out(ctx, p) for s in signals) if r is not None), None)
+        if why is not None:
+            dead.append((p, why))
+            continue
+        live.append(p)
+        if not support:
+            support.extend(r for r in (s.support(ctx, p) for s in signals) if r is not None)
+    if not pairings:
+        return Assessment(MEDIUM, (), (), ())
+    if not live:
+        reasons = _distinct(r for _, r in dead)
+        return Assessment(LOW, reasons, (), tuple(dead))
+    level = HIGH if support else MEDIUM
+    # A kept finding says what held it up, and which of its pairings were ruled out on the way.
+    reasons = _distinct([*support, *(r for _, r in dead)])
+    return Assessment(level, reasons, tuple(live), tuple(dead))
+
+
+def _distinct(reasons: Iterable[Reason]) -> tuple[Reason, ...]:
+    seen: set[Reason] = set()
+    out: list[Reason] = []
+    for r in reasons:
+        if r not in seen:
+            seen.add(r)
+            out.append(r)
+        if len(out) == MAX_REASONS:
+            break
+    return tuple(out)
+
+
+def at_least(level: str, threshold: str) -> bool:
+    return LEVELS.index(level) >= LEVELS.index(threshold)

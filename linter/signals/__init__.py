@@ -1,0 +1,18 @@
+"""The confidence signals, one per module: each reads code structure and rules pairings in or out.
+
+Order matters only for which reason a ruled-out pairing shows: the first signal that rules it out.
+Cheap, precise signals come first.
+"""
+
+from __future__ import annotations
+
+from ..confidence import Signal
+
+# (module name, class name) in the order they are asked; filled in as signals land.
+_SIGNALS: tuple[tuple[str, str], ...] = ()
+
+
+def active_signals() -> list[Signal]:
+    import importlib
+
+    return [getattr(importlib.import_module(f"{__name__}.{mod}"), cls)() for mod, cls in _SIGNALS]
