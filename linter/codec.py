@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .findings import Evidence, FileError, Finding
+from .confidence import LEVELS
+from .findings import Evidence, FileError, Finding, Reason
 from .summary import CallSite, ClassAttr, ClassInfo, FunctionInfo, Import, ModuleSummary, Param, Probe
 
 
@@ -278,16 +279,22 @@ def decode_stats(plain) -> dict:
 # --- a whole run's result ----------------------------------------------------------------------
 def encode_result(result: dict) -> tuple:
     findings = tuple((f.code, f.name, f.severity, f.path, f.line, f.column, f.message, f.class_name, f.member,
-                      f.targets, tuple((e.path, e.line, e.note) for e in f.evidence), f.details)
+                      f.targets, tuple((e.path, e.line, e.note) for e in f.evidence), f.details,
+                      f.confidence, tuple((r.signal, r.effect, r.path, r.line, r.note) for r in f.confidence_reasons))
                      for f in result["findings"])
     errors = tuple((e.path, e.kind, e.message, e.line) for e in result["file_errors"])
     return (findings, errors, result["stats"])
 
 
 def _finding(t) -> Finding:
-    _need(type(t) is tuple and len(t) == 12)
-    code, name, severity, path, line, column, message, class_name, member, targets, evidence, details = t
-    _need(type(evidence) is tuple and type(details) is tuple)
+    _need(type(t) is tuple and len(t) == 14)
+    (code, name, severity, path, line, column, message, class_name, member, targets, evidence, details,
+     confidence, reasons) = t
+    _need(type(evidence) is tuple and type(details) is tuple and confidence in LEVELS and type(reasons) is tuple)
+    why = []
+    for r in reasons:
+        _need(type(r) is tuple and len(r) == 5)
+        why.append(Reason(_str(r[0]), _str(r[1]), _str(r[2]), _int(r[3]), _str(r[4])))
     links = []
     for e in evidence:
         _need(type(e) is tuple and len(e) == 3)
@@ -295,7 +302,7 @@ def _finding(t) -> Finding:
     for d in details:
         _need(type(d) is tuple and len(d) == 2 and type(d[0]) is str and type(d[1]) is str)
     return Finding(_str(code), _str(name), _str(severity), _str(path), _int(line), _int(column), _str(message),
-                   _str(class_name), _str(member), _strs(targets), tuple(links), details)
+                   _str(class_name), _str(member), _strs(targets), tuple(links), details, confidence, tuple(why))
 
 
 def _file_error(t) -> FileError:

@@ -49,6 +49,9 @@ class Finding:
     evidence: tuple[Evidence, ...] = ()
     # Extra machine-readable facts a rule wants to pass on (for example, to runtime_check).
     details: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    # How sure the claim is (linter/confidence.py): "high", "medium" or "low" (latent drift).
+    confidence: str = field(default="medium", compare=False)
+    confidence_reasons: tuple[Reason, ...] = field(default=(), compare=False)
 
     @property
     def sort_key(self) -> tuple:
@@ -59,7 +62,8 @@ class Finding:
                 "line": self.line, "column": self.column, "message": self.message, "member": self.member,
                 "targets": list(self.targets),
                 "evidence": [{"path": e.path, "line": e.line, "note": e.note} for e in self.evidence],
-                "details": dict(self.details), "class": self.class_name}
+                "details": dict(self.details), "class": self.class_name, "confidence": self.confidence,
+                "confidence_reasons": [r.to_json() for r in self.confidence_reasons]}
 
 
 @dataclass(frozen=True)
