@@ -30,8 +30,9 @@ from .summary import SUMMARY_VERSION
 # The modules whose code decides findings; the CLI and formatters do not key the cache.
 ANALYSIS_MODULES = {"summary.py", "discover.py", "index.py", "resolve.py", "families.py", "context.py",
                     "signature.py", "astroid_bridge.py", "engine.py", "findings.py", "facts.py", "codec.py",
-                    "cache.py"}
-STORAGE_MODULES = ("summary.py", "codec.py", "cache.py")  # what decides a stored summary's bytes
+                    "cache.py", "reaching.py", "deepstack.py", "confidence.py"}
+# What decides a stored summary's bytes.
+STORAGE_MODULES = ("summary.py", "reaching.py", "deepstack.py", "codec.py", "cache.py")
 
 
 def code_digest(only: str | tuple[str, ...] | None = None) -> str:
@@ -39,10 +40,12 @@ def code_digest(only: str | tuple[str, ...] | None = None) -> str:
     only = (only,) if isinstance(only, str) else only
     h = hashlib.blake2b(digest_size=8)
     here = os.path.dirname(os.path.abspath(__file__))
-    for folder in (here, os.path.join(os.path.dirname(here), "rules")):
+    # Every rule and every confidence signal decides findings, as do the analysis modules.
+    whole = (os.path.join(os.path.dirname(here), "rules"), os.path.join(here, "signals"))
+    for folder in (here, *whole):
         try:
             names = sorted(n for n in os.listdir(folder) if n.endswith(".py") and (
-                n in only if only else (folder.endswith("rules") or n in ANALYSIS_MODULES)))
+                n in only if only else (folder in whole or n in ANALYSIS_MODULES)))
         except OSError:
             continue
         for name in names:

@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .deepstack import call_deep
+from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 9
+SUMMARY_VERSION = 10
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -52,7 +53,9 @@ class Probe(NamedTuple):
 class CallSite(NamedTuple):
     line: int
     col: int
-    func: tuple  # ("attr", recv, name) | ("name", id) | ("getattr", recv, name)
+    # ("attr", recv, name) | ("name", id) | ("getattr", recv, name); a call of a local bound by
+    # `getattr` is recorded as one ("getattr", ...) call per such binding that reaches it.
+    func: tuple
     n_positional: int
     keywords: tuple[str, ...]
     star: bool  # a *args of unknown length
@@ -251,6 +254,7 @@ class _FunctionWalker(ast.NodeVisitor):
         self.self_name = self_name
         self.imports = imports if imports is not None else []
         self.locals: dict[str, list[tuple]] = {}
+        self.hooks: set[str] = set()  # locals bound by `getattr(obj, "name", ...)`
         self.self_attrs: dict[str, list[tuple]] = {}
         self.calls: list[CallSite] = []
         self.probes: list[Probe] = []
@@ -328,6 +332,8 @@ class _FunctionWalker(ast.NodeVisitor):
         if isinstance(target, ast.Name):
             if value is not None or annotation is not None:
                 self.locals.setdefault(target.id, []).append(("type", annotation) if annotation else value)
+                if value is not None and value[0] == "getattr" and not annotation:
+                    self.hooks.add(target.id)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
                 and target.value.id == self.self_name:
             self.self_attrs.setdefault(target.attr, []).append((value, annotation, line))
@@ -515,6 +521,17 @@ _DISPATCH = {getattr(ast, name[6:]): fn for name, fn in vars(_FunctionWalker).it
 _EXPRESSIONS = _FunctionWalker(None, [])
 
 
+def _bound_value(value: ast.expr | None, annotation: ast.expr | None) -> tuple | None:
+    """The value `bind` records for `name = value` or `name: annotation = value`."""
+    annotated = type_ref(annotation) if annotation is not None else None
+    return ("type", annotated) if annotated else _EXPRESSIONS.ref(value)
+
+
+def _local_calls_bound(walker: _FunctionWalker, body: list[ast.stmt]) -> list[CallSite]:
+    """The walker's calls, a call of a `getattr`-bound local bound to the bindings that reach it."""
+    return bind_local_calls(walker.calls, body, walker.hooks, _bound_value) if walker.hooks else walker.calls
+
+
 def _catches_attribute_error(node: ast.expr | None) -> bool:
     """An `except` naming AttributeError: the try body probes attributes on purpose.
 
@@ -568,7 +585,8 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
         is_async=isinstance(node, ast.AsyncFunctionDef),
         locals={k: tuple(v) for k, v in walker.locals.items()},
         self_attrs={k: tuple(v) for k, v in walker.self_attrs.items()},
-        calls=tuple(walker.calls), probes=tuple(walker.probes), constructions=tuple(walker.constructions),
+        calls=tuple(_local_calls_bound(walker, node.body)), probes=tuple(walker.probes),
+        constructions=tuple(walker.constructions),
     )
 
 
@@ -672,7 +690,7 @@ def summarise_tree(tree: ast.Module, n_lines: int) -> ModuleSummary:
     toplevel = FunctionInfo(
         name="<module>", line=1, col=0, end_line=n_lines, params=(), decorators=(), returns=None,
         return_values=(), noop=False, locals={k: tuple(v) for k, v in top_walker.locals.items()},
-        calls=tuple(top_walker.calls), probes=tuple(top_walker.probes),
+        calls=tuple(_local_calls_bound(top_walker, tree.body)), probes=tuple(top_walker.probes),
         constructions=tuple(top_walker.constructions),
     )
     _prune(toplevel, module_names, keep_all_locals=True)
@@ -699,7 +717,9 @@ def member_target(fn: FunctionInfo, func: tuple) -> tuple | None:
     """(receiver ref, member, how) for calls that reach a member through an object.
 
     `recv.m(...)` -> (recv, "m", "call"); `getattr(recv, "m", None)(...)` and a local bound by
-    `fn = getattr(recv, "m", ...)` then `fn(...)` -> (recv, "m", "getattr").
+    `fn = getattr(recv, "m", ...)` then `fn(...)` -> (recv, "m", "getattr"). The per-file pass
+    already bound such a local's calls to the bindings that reach them (linter/reaching.py); a
+    call it left as a name (in a closure or a lambda) may be reached by any of the local's values.
     """
     kind = func[0]
     if kind == "attr":

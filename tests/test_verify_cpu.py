@@ -114,7 +114,7 @@ def test_wrong_al002_claim_is_not_reproduced_when_the_call_binds():
     wq = next(q for q in index.classes if q.endswith(".HybridLinearAttnBackend"))
     trt = next(q for q in index.classes if q.endswith(".TRTLLMMLABackend"))
     fn = index.classes[wq].info.methods[HOOK]
-    call = next(c for c in fn.calls if c.func[0] == "name")
+    call = next(c for c in fn.calls if c.func[0] == "getattr" and c.func[2] == HOOK)  # `init(...)`
     f = replace(_claim(result, "AL002", "HybridLinearAttnBackend", HOOK, how="getattr", rejecting_owner=trt,
                        targets=(trt,)), details=(("call", f"x.py:{call.line}"), ("how", "getattr"),
                                                   ("rejecting_owner", trt)))

@@ -1,0 +1,139 @@
+"""A local bound by `getattr` more than once: a call of it is checked against the bindings that
+reach it (CPython pickle.py: `reduce = getattr(self, "reducer_override", None)`, later
+`reduce = getattr(obj, "__reduce__", None); reduce()` was checked as a call of `reducer_override`)."""
+
+from __future__ import annotations
+
+from attn_lint.linter.summary import summarise_source
+
+from conftest import lint, pairs, write_tree
+
+# TrtBackend.plan_chunks binds one argument; FlashBackend's binds two.
+_BACKENDS = """
+class Backend:
+    def forward(self, batch):
+        raise NotImplementedError
+
+class FlashBackend(Backend):
+    def forward(self, batch):
+        return batch
+
+    def plan_chunks(self, batch, disable_ragged: bool = False):
+        self.planned = batch
+
+class TrtBackend(FlashBackend):
+    def plan_chunks(self, batch):
+        self.planned = batch
+
+class HybridBackend(Backend):
+    def __init__(self, full_attn_backend: Backend):
+        self.full_attn_backend = full_attn_backend
+
+    def forward(self, batch):
+        return self.full_attn_backend.forward(batch)
+
+    def plan_chunks(self, batch, disable_ragged: bool = False):
+"""
+
+
+def _al002(tmp_path, body: str) -> list[tuple[str, str]]:
+    result = lint(write_tree(tmp_path, {"serving/__init__.py": "", "serving/backends.py": _BACKENDS + body}))
+    assert result.errors == []
+    return pairs(result.findings, "AL002")
+
+
+def test_a_rebound_local_is_not_checked_as_its_first_binding(tmp_path):
+    """The pickle shape: the second `hook(...)` calls `batch.finish`, not `plan_chunks`."""
+    assert _al002(tmp_path, """
+        hook = getattr(self.full_attn_backend, "plan_chunks", None)
+        if hook is not None:
+            hook(batch)
+        hook = getattr(batch, "finish", None)
+        if hook is not None:
+            hook(batch, disable_ragged)
+""") == []
+
+
+def test_a_rebound_local_that_really_mismatches_still_fires(tmp_path):
+    assert _al002(tmp_path, """
+        hook = getattr(batch, "finish", None)
+        if hook is not None:
+            hook()
+        hook = getattr(self.full_attn_backend, "plan_chunks", None)
+        if hook is not None:
+            hook(batch, disable_ragged)
+""") == [("HybridBackend", "plan_chunks")]
+
+
+def test_bindings_in_both_branches_reach_the_call(tmp_path):
+    assert _al002(tmp_path, """
+        if disable_ragged:
+            hook = getattr(batch, "finish", None)
+        else:
+            hook = getattr(self.full_attn_backend, "plan_chunks", None)
+        if hook is not None:
+            hook(batch, disable_ragged)
+""") == [("HybridBackend", "plan_chunks")]
+
+
+def test_a_binding_later_in_a_loop_reaches_a_call_earlier_in_it(tmp_path):
+    assert _al002(tmp_path, """
+        hook = getattr(batch, "finish", None)
+        for _ in range(2):
+            if hook is not None:
+                hook(batch, disable_ragged)
+            hook = getattr(self.full_attn_backend, "plan_chunks", None)
+""") == [("HybridBackend", "plan_chunks")]
+
+
+def _called(source: str) -> list[tuple[int, tuple]]:
+    fn = summarise_source(source).functions["f"]
+    return sorted((c.line, c.func) for c in fn.calls)
+
+
+def _g(recv: str, member: str) -> tuple:
+    return ("getattr", ("name", recv), member)
+
+
+def test_summary_binds_each_call_to_the_bindings_that_reach_it():
+    assert _called("""
+def f(a, b, c, flag):
+    h = getattr(a, "x", None)
+    h(1)
+    if flag:
+        h = getattr(b, "y", None)
+    h(2)
+    try:
+        h = getattr(c, "z", None)
+        h(3)
+    except KeyError:
+        h(4)
+    h = len
+    h(5)
+    if (h := getattr(c, "w", None)) is not None:
+        h(6)
+""") == [(4, _g("a", "x")), (7, _g("a", "x")), (7, _g("b", "y")), (10, _g("c", "z")),
+         (12, _g("a", "x")), (12, _g("b", "y")), (12, _g("c", "z")), (16, _g("c", "w"))]
+
+
+def test_summary_keeps_every_binding_for_a_call_in_a_closure():
+    """A nested function runs later: any binding of the enclosing function may reach it."""
+    assert _called("""
+def f(a, b):
+    h = getattr(a, "x", None)
+    def inner():
+        h(1)
+    h = getattr(b, "y", None)
+    return inner
+""") == [(5, ("name", "h"))]
+
+
+def test_summary_applies_a_walrus_where_it_runs():
+    """`x if test else y` runs its test first; a comprehension its conditions before its element."""
+    assert _called("""
+def f(a, b, items):
+    h = getattr(a, "x", None)
+    h(1) if (h := getattr(b, "y", None)) else None
+    [h(i) for i in items if (h := getattr(b, "z", None))]
+    [h() for h in items]
+""") == [(4, _g("a", "x")), (4, _g("b", "y")), (5, _g("a", "x")), (5, _g("b", "y")), (5, _g("b", "z"))]
