@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Iterable
 
+from ..linter.confidence import Pairing
 from ..linter.findings import Evidence, Finding
-from .base import Example, Rule, short
+from .base import Example, Rule, assessed, short
 
 if TYPE_CHECKING:
     from ..linter.context import Context
@@ -163,10 +164,13 @@ def prefill(backend: Backend, batch):
                 uses = [(site, p.receiver, p.line, p.col, "probe", (site, p)) for site, p in ctx.probes[member]]
                 hits = [(site, probe, res, static) for (site, probe), res, static in ctx.reaching(wq, uses)]
                 if hits:
-                    found[(wq, member)] = (sorted(provided[member]), hits)
+                    found[(wq, member)] = (sorted(provided[member]), hits, impls)
         for wq, member in model.outermost(found):
-            owners, hits = found[(wq, member)]
-            yield self._report(ctx, wq, index.classes[wq], model.wrappers[wq], member, owners, hits)
+            owners, hits, impls = found[(wq, member)]
+            finding = self._report(ctx, wq, index.classes[wq], model.wrappers[wq], member, owners, hits)
+            holders = [i for i in impls if index.lookup(i, member) is not None]
+            yield assessed(ctx, finding, [Pairing(self.code, wq, impl, member, site, probe.line, "probe", probe.receiver)
+                                          for site, probe, _, _ in hits for impl in holders])
 
     def _report(self, ctx, wq, entry, wrapper, member, owners, hits) -> Finding:
         w = entry.info.name

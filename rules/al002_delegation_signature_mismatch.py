@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
+from ..linter.confidence import Pairing
 from ..linter.findings import Evidence, Finding
 from ..linter.signature import CallShape, bind_error, bound_params, format_signature
-from .base import Example, Rule, short
+from .base import Example, Rule, assessed, short
 
 if TYPE_CHECKING:
     from ..linter.context import Context
@@ -158,7 +159,10 @@ class Runner:
                                  implicit=0 if fn.kind == "staticmethod" else 1)
                 (rejecting if err else accepting).append((impl, owner, fn, err))
             if rejecting:
-                yield self._report(ctx, site, call, shape, member, how, res, statics, rejecting, accepting)
+                finding = self._report(ctx, site, call, shape, member, how, res, statics, rejecting, accepting)
+                # The class the call sits in holds the receiver (its delegate, or `self`).
+                yield assessed(ctx, finding, [Pairing(self.code, site.cls, impl, member, site, call.line, "call", recv)
+                                              for impl, _, _, _ in rejecting])
 
     def _report(self, ctx, site, call, shape, member, how, res, statics, rejecting, accepting) -> Finding:
         index = ctx.index

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
+from ..linter.confidence import Pairing
 from ..linter.findings import Evidence, Finding
-from .base import Example, Rule, short
+from .base import Example, Rule, assessed, short
 
 if TYPE_CHECKING:
     from ..linter.context import Context
@@ -138,17 +139,23 @@ class Runner:
                     continue
                 sites = list(self._sites(ctx, wq, member))
                 if sites:
-                    gaps[(wq, member)] = (base, base_fn, overriders, sites)
+                    holders = [i for i in impls if (index.lookup(i, member) or ("",))[0] in overriders]
+                    gaps[(wq, member)] = (base, base_fn, overriders, sites, holders)
         for wq, member in model.outermost(gaps):
-            yield self._report(ctx, wq, index.classes[wq], model.wrappers[wq], member, *gaps[(wq, member)])
+            base, base_fn, overriders, sites, holders = gaps[(wq, member)]
+            finding = self._report(ctx, wq, index.classes[wq], model.wrappers[wq], member, base, base_fn,
+                                   overriders, [s[:5] for s in sites])
+            yield assessed(ctx, finding, [Pairing(self.code, wq, impl, member, site, line, kind, recv)
+                                          for site, line, kind, _, _, recv in sites for impl in holders])
 
     @staticmethod
     def _sites(ctx: Context, wq: str, member: str):
-        uses = [(s, p.receiver, p.line, p.col, "probe", (s, p.line, "probe")) for s, p in ctx.probes.get(member, ())]
-        uses += [(s, target[0], c.line, c.col, "call", (s, c.line, "call"))
+        uses = [(s, p.receiver, p.line, p.col, "probe", (s, p.line, "probe", p.receiver))
+                for s, p in ctx.probes.get(member, ())]
+        uses += [(s, target[0], c.line, c.col, "call", (s, c.line, "call", target[0]))
                  for s, c, target in ctx.member_calls.get(member, ())]
-        for (site, line, kind), res, static in ctx.reaching(wq, uses):
-            yield site, line, kind, res, static
+        for (site, line, kind, recv), res, static in ctx.reaching(wq, uses):
+            yield site, line, kind, res, static, recv
 
     def _report(self, ctx, wq, entry, wrapper, member, base, base_fn, overriders, sites) -> Finding:
         index = ctx.index

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Iterable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, ClassVar, Iterable, Sequence
 
 from ..linter.findings import Evidence, Finding, short  # noqa: F401  (short: the rules' import point)
 
 if TYPE_CHECKING:  # the rules' modules load without the tree passes (the warm path needs only their codes)
+    from ..linter.confidence import Pairing
     from ..linter.context import Context
 
 
@@ -36,6 +37,20 @@ class Rule:
                 details: Iterable[tuple[str, str]] = ()) -> Finding:
         return Finding(self.code, self.name, self.severity, path, line, column, message, class_name, member,
                        tuple(targets), tuple(_dedupe(evidence)), tuple(details))
+
+
+def assessed(ctx: "Context", finding: Finding, pairings: Sequence["Pairing"]) -> Finding:
+    """The finding with its confidence: what the signals say of the pairings it rests on. The
+    implementations of its ruled-out pairings are kept in `details` ("latent_impls") so that latent
+    findings can be grouped per (wrapper, implementation)."""
+    from ..linter.confidence import assess
+
+    a = assess(ctx, pairings)
+    details = finding.details
+    dead_impls = sorted({p.impl for p, _ in a.dead} - {p.impl for p in a.live})
+    if dead_impls:
+        details = details + (("latent_impls", ",".join(dead_impls)),)
+    return replace(finding, confidence=a.level, confidence_reasons=a.reasons, details=details)
 
 
 def _dedupe(evidence: Iterable[Evidence]) -> list[Evidence]:
