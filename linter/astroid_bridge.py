@@ -25,6 +25,55 @@ class _Timeout(Exception):
     pass
 
 
+class _RefuseProjectCode:
+    """A meta path finder that refuses to import anything found under the analysed project's roots.
+
+    astroid imports a module where it cannot read one: a compiled extension with a standard
+    library name (`audioop.*.so` in the project's root shadows the real one while the roots lead
+    `sys.path`), and brains such as the one for `gi.repository` call `__import__`. Either would run
+    the analysed repository's code during a plain lint. Inference only reads source, so every such
+    import is refused here; astroid then treats the module as unknown."""
+
+    def __init__(self, roots: list[str]):
+        self.roots = [os.path.realpath(r) for r in roots]
+
+    def find_spec(self, fullname, path=None, target=None):
+        from importlib.machinery import PathFinder
+
+        spec = PathFinder.find_spec(fullname, list(path) if path is not None else self.roots)
+        places = [spec.origin] if spec is not None and spec.origin else []
+        places += list(spec.submodule_search_locations or ()) if spec is not None else []
+        for place in places:
+            real = os.path.realpath(place)
+            if any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in self.roots):
+                raise ImportError(f"attn-lint never imports the analysed code ({fullname})", name=fullname)
+        return None
+
+
+@contextmanager
+def _never_importing(roots: list[str]):
+    """While astroid infers: no compiled extension is loaded (a stub stands in), and nothing under
+    the project's roots is imported."""
+    import astroid
+
+    manager = astroid.MANAGER
+    guard = _RefuseProjectCode(roots)
+    sys.meta_path.insert(0, guard)
+    manager._can_load_extension = _never  # an instance attribute shadows the method
+    try:
+        yield
+    finally:
+        del manager._can_load_extension
+        try:
+            sys.meta_path.remove(guard)
+        except ValueError:
+            pass
+
+
+def _never(_modname: str) -> bool:
+    return False
+
+
 _TIMED_OUT = object()  # no answer for lack of time: not remembered
 _roots_loaded: list[str] | None = None  # the import roots astroid's modules were found under
 
@@ -220,7 +269,7 @@ class AstroidBridge:
         read: set[str] = set()
         absent: set[str] = set()
         try:
-            with _time_limit(limit), _recording_modules(read, absent):
+            with _time_limit(limit), _recording_modules(read, absent), _never_importing(self._import_roots()):
                 tree = astroid.MANAGER.ast_from_file(mod.file.path, modname=mod.name)
                 target = _receiver_node(tree, line, col, nodes)
                 if target is None:
