@@ -158,6 +158,12 @@ def _quiet():
         yield
 
 
+def local_name(name: str) -> str:
+    """The dotted name Python imports: `proj:pkg.mod` -> `pkg.mod` (the index labels the modules
+    of projects that share package names with their import root: index._separate_projects)."""
+    return name.rpartition(":")[2]
+
+
 class TreeLoader:
     """Loads the analysed tree's modules and classes; use as a context manager."""
 
@@ -165,7 +171,8 @@ class TreeLoader:
                  try_import: bool = True, strict: bool = False) -> None:
         """``strict``: no ordinary import, and isolated bodies get stand-ins for every package that
         is not in the standard library (installed or not): the second attempt for classes whose
-        loading fails with the real packages present (import-time side effects of torch, triton...)."""
+        loading fails with the real packages present (import-time side effects of torch, triton...).
+        ``files`` must not hold two projects with the same module names (see verify.project_files)."""
         self.files: dict[str, SourceFile] = {}
         for f in files:
             self.files.setdefault(f.module, f)
@@ -226,6 +233,7 @@ class TreeLoader:
     # --- classes ---------------------------------------------------------------------------
     def load_class(self, qual: str, module: str) -> LoadedClass:
         """The real class ``qual`` defined in ``module`` (nested classes: ``Outer.Inner``)."""
+        qual, module = local_name(qual), local_name(module)
         lm = self.load(module)
         if lm.module is None:
             return LoadedClass(qual, None, "failed", lm, lm.error)

@@ -193,15 +193,43 @@ def _batch(result: Result, findings: list[Finding], strict: bool, time_limit: fl
            run_gpu: bool, backend: str) -> list[tuple[Verification, bool]]:
     """(verification, wants the smoke test) per finding, each checked in a child process."""
     ctx = result.context
+    # One loader per project: several projects in one run may share package names (fixtures/).
+    by_root: dict[str | None, list[int]] = {}
+    for i, f in enumerate(findings):
+        by_root.setdefault(_labelled_root(ctx, f.class_name), []).append(i)
+    out: list = [None] * len(findings)
+    for root, where in by_root.items():
+        files = project_files(ctx, result.files, root)
 
-    def child_main(first: int, ch) -> None:
-        with TreeLoader(result.files, time_limit=time_limit, strict=strict) as loader:
-            for i in range(first, len(findings)):
-                ch.start(i)
-                ch.result(i, _verify_one(findings[i], ctx, loader, run_gpu, backend, lambda: ch.extend(i)))
+        def child_main(first: int, ch, where=where, files=files) -> None:
+            with TreeLoader(files, time_limit=time_limit, strict=strict) as loader:
+                for i in range(first, len(where)):
+                    ch.start(i)
+                    ch.result(i, _verify_one(findings[where[i]], ctx, loader, run_gpu, backend,
+                                             lambda i=i: ch.extend(i)))
 
-    got = _isolated(len(findings), child_main, _from_child, task_time_limit)
-    return [(_failed(r), False) if isinstance(r, Failure) else r for r in got]
+        got = _isolated(len(where), child_main, _from_child, task_time_limit)
+        for i, r in zip(where, got):
+            out[i] = (_failed(r), False) if isinstance(r, Failure) else r
+    return out
+
+
+def _labelled_roots(ctx) -> set[str]:
+    """The import roots whose modules the index labelled `root:module` (projects that share
+    package names with another project in the same run)."""
+    return {m.file.root for m in ctx.index.modules.values() if ":" in m.name}
+
+
+def _labelled_root(ctx, class_name: str) -> str | None:
+    entry = ctx.index.classes.get(class_name)
+    return entry.file.root if entry is not None and entry.file.root in _labelled_roots(ctx) else None
+
+
+def project_files(ctx, files, root: str | None) -> list:
+    """The files one loader may hold: the project under `root` and every project whose module
+    names clash with no other (None: only those)."""
+    labelled = _labelled_roots(ctx)
+    return [f for f in files if f.root == root or f.root not in labelled]
 
 
 def _verify_one(f: Finding, ctx, loader: TreeLoader, run_gpu: bool, backend: str, extend) -> dict:

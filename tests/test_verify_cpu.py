@@ -72,6 +72,21 @@ def test_al003_fixture_confirmed():
     assert ver.facts["resolved_from"] == "AttentionBackend"
 
 
+def test_verifying_all_fixtures_at_once_gives_each_its_own_verdict():
+    """Several projects in one run share package names (each fixture has `serving`): each finding
+    is replayed on its own project's classes, as when its fixture is verified alone."""
+    _, together = verdicts_of(FIXTURES)
+    alone = {}
+    for name in ("al001_hidden_hook", "al002_delegation_typeerror", "al003_noop_default"):
+        _, v = verdicts_of(FIXTURES / name)
+        alone.update({(f.code, f.member): ver for f, ver in v.items()})
+    assert sorted((f.code, ver.verdict) for f, ver in together.items()) == [
+        ("AL001", "confirmed"), ("AL002", "confirmed"), ("AL003", "confirmed")]
+    for f, ver in together.items():
+        assert ver.facts.get("error") == alone[(f.code, f.member)].facts.get("error")
+        assert ver.load_mode == alone[(f.code, f.member)].load_mode
+
+
 @pytest.mark.parametrize("name", ["fixed", "fixed_one_arg", "getattr_wrapper", "leaf_lacks_hook"])
 def test_clean_fixtures_have_nothing_to_verify(name):
     result, v = verdicts_of(FIXTURES / name)
