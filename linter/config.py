@@ -337,12 +337,9 @@ def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=Non
     if paths:
         run_paths = list(paths)
         sources["paths"] = "command line"
-    elif cfg.path is not None or whole_project:
+    else:  # as --help says: `src` from the configuration, or the project root (git root or here)
         run_paths = [_rel(os.path.join(cfg.root, s)) for s in cfg.src]
         sources["paths"] = "src" if "src" in cfg.sources else "default (project root)"
-    else:
-        run_paths = []  # no paths and no configuration: the CLI asks for paths
-        sources["paths"] = "none given"
 
     settings = Settings(select=sel, ignore=ign, exclude=_rebase_globs(exc, cfg, run_paths), jobs=n_jobs,
                         astroid=use_astroid)

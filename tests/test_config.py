@@ -163,9 +163,14 @@ def test_src_is_the_default_path_and_paths_are_shown_from_cwd(tmp_path):
     assert r.stdout.startswith("serving/backends.py:")
 
 
-def test_no_paths_and_no_config_is_a_usage_error(tmp_path):
-    r = cli(cwd=tmp_path)
-    assert r.exit_code == 2 and "at least one file or folder" in r.output
+def test_no_paths_and_no_config_analyses_the_project_root(tmp_path):
+    """As --help says: without `src`, the project root (here the git root above the cwd)."""
+    make_tree(tmp_path)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "deeper").mkdir()
+    r = cli("--format", "json", cwd=tmp_path / "deeper")
+    assert r.exit_code == 1, r.output
+    assert [f["member"] for f in json.loads(r.stdout)["findings"]] == ["plan_chunks"]
 
 
 def test_exclude_globs_are_relative_to_the_root(tmp_path):
