@@ -26,6 +26,7 @@ from ..runtime_check.isolate import DEFAULT_TASK_TIME_LIMIT
 from .config import FORMATS, ConfigError, Resolved, resolve
 from .discover import path_within
 from .engine import Result, analyse
+from .report.printable import printable
 
 
 class CliError(Exception):
@@ -109,7 +110,8 @@ class RunOptions:
 @click.option("--cache-dir", type=click.Path(file_okay=False), default=None,
               help="Where summaries are cached [default: $XDG_CACHE_HOME/attn-lint].")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
-@click.option("--jobs", "-j", type=int, default=None, help="Parallel workers for parsing [default: one per core].")
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=None,
+              help="Parallel workers for parsing (0: one per core) [default: one per core].")
 @click.option("--no-astroid", is_flag=True, help="Never ask astroid for receivers the index cannot type.")
 @click.option("--server/--no-server", "server", default=None,
               help="Run through the resident server, starting it when none is running: it keeps the tree in "
@@ -162,8 +164,14 @@ def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_ast
     try:
         if changed_files:
             opts.changed_files = tuple(paths)
+            missing = [p for p in paths if not os.path.lexists(p)]
+            if missing:
+                for p in missing:
+                    click.echo(f"attn-lint: --changed-files: no such file: {printable(p)}", err=True)
+                sys.exit(2)
             if not paths and not show_settings:
-                sys.exit(0)  # nothing changed: nothing to report
+                click.echo("attn-lint: --changed-files was given no files: nothing to check", err=True)
+                sys.exit(0)
         resolved = resolve(() if changed_files else tuple(paths), select=_codes(select), ignore=_codes(ignore),
                            exclude=exclude, fmt=fmt, cache_dir=cache_dir, no_cache=no_cache, jobs=jobs,
                            no_astroid=no_astroid, server=server, config_file=config_file, isolated=isolated,

@@ -56,13 +56,6 @@ def test_exit_1_with_findings():
     assert proc.returncode == 1, proc.stderr
 
 
-def test_exit_2_without_paths():
-    proc = attn_lint()
-    assert proc.returncode == 2
-    assert proc.stdout == ""
-    assert "Usage" in proc.stderr and "Traceback" not in proc.stderr
-
-
 def test_exit_2_on_unknown_option_or_format():
     assert attn_lint(CLEAN, "--no-such-option").returncode == 2
     assert attn_lint(CLEAN, "--format", "xml").returncode == 2
@@ -241,3 +234,20 @@ def test_internal_error_in_json_mode_prints_no_partial_document(broken_rule):
     result = invoke(AL001, "--no-cache", "--format", "json")
     assert result.exit_code == 2
     assert result.stdout == ""
+
+
+def test_changed_files_that_do_not_exist_are_an_error():
+    proc = attn_lint("--changed-files", "no/such/file.py", "--no-cache", cwd=AL001)
+    assert proc.returncode == 2
+    assert "no such file: no/such/file.py" in proc.stderr
+
+
+def test_changed_files_with_none_says_so():
+    proc = attn_lint("--changed-files", "--no-cache", cwd=AL001)
+    assert proc.returncode == 0
+    assert "given no files" in proc.stderr
+
+
+def test_negative_jobs_are_refused():
+    proc = attn_lint("-j", "-3", AL001, "--no-cache")
+    assert proc.returncode == 2 and "--jobs" in proc.stderr
