@@ -153,9 +153,11 @@ def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_ast
     """Find backend interface drift in PATHS (files or folders; default: `src` from pyproject.toml, or the
     project root).
 
-    Subcommands: `attn-lint rules` lists the rules, `attn-lint rule AL001` explains one.
+    Subcommands: `attn-lint rules` lists the rules, `attn-lint rule AL001` explains one,
+    `attn-lint server start|stop|status|run` manages the resident server.
 
-    Exit status: 0 no findings, 1 findings, 2 usage, configuration or internal error.
+    Exit status: 0 no findings, 1 findings (or, with --fix, a file left unwritten), 2 usage,
+    configuration or internal error.
     """
     opts = RunOptions(report_unused=report_unused, baseline=baseline, write_baseline=write_baseline,
                       statistics=statistics, fix=fix, diff=diff, debug=debug)

@@ -251,3 +251,8 @@ def test_changed_files_with_none_says_so():
 def test_negative_jobs_are_refused():
     proc = attn_lint("-j", "-3", AL001, "--no-cache")
     assert proc.returncode == 2 and "--jobs" in proc.stderr
+
+
+def test_help_names_the_server_subcommand():
+    proc = attn_lint("--help")
+    assert proc.returncode == 0 and "attn-lint server start|stop|status|run" in proc.stdout
