@@ -195,12 +195,14 @@ def prefill(backend: Backend, batch):
         first = hits[0]
         names = ", ".join(f"`{short(o)}`" for o in owners[:3]) + (f" and {len(owners) - 3} more"
                                                                    if len(owners) > 3 else "")
-        message = (f"`{w}` hides hook `{member}`: its delegates ({names}) define it, but "
-                   f"{_probe_text(first[1])} at {first[0].path}:{first[1].line} is False for the wrapper, "
-                   f"so the hook never runs")
+        kinds = {ctx.index.lookup(o, member)[1] for o in owners}
+        what = "method" if "method" in kinds else "property" if "property" in kinds else "attribute"
+        consequence = "the hook never runs" if what == "method" else "the delegate's value is never used"
+        message = (f"`{w}` hides {what} `{member}`: its delegates ({names}) define it, but "
+                   f"{_probe_text(first[1])} at {first[0].path}:{first[1].line} {_outcome(first[1])} "
+                   f"for the wrapper, so {consequence}")
         details = (("probe", f"{first[0].path}:{first[1].line}"), ("probe_kind", first[1].kind),
                    ("delegates", ",".join(d.attr for d in wrapper.delegates)), ("owners", ",".join(owners)))
-        kinds = {ctx.index.lookup(o, member)[1] for o in owners}
         finding = self.finding(path=entry.file.display, line=entry.info.line, column=entry.info.col + 1,
                                message=message, class_name=wq, member=member, targets=owners, evidence=evidence,
                                details=details + (("hook_kind", "method" if "method" in kinds else "data"),))
@@ -217,6 +219,15 @@ def _probe_text(probe) -> str:
     if probe.kind == "getattr-default":
         return f'`getattr(..., "{probe.member}", default)`'
     return f"`.{probe.member}` under `except AttributeError`"
+
+
+def _outcome(probe) -> str:
+    """What the probe does when the wrapper lacks the member."""
+    if probe.kind == "hasattr":
+        return "is False"
+    if probe.kind == "getattr-default":
+        return "returns the default"
+    return "raises AttributeError"
 
 
 def _member_line(info, member: str) -> int:

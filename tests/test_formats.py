@@ -49,7 +49,7 @@ def test_concise_one_line_per_finding(tree):
     assert r.exit_code == 1
     lines = r.stdout.splitlines()
     assert len(lines) == 2
-    assert lines[0].startswith("one/backends.py:13:1: AL001 [error] `HybridBackend` hides hook `plan_chunks`")
+    assert lines[0].startswith("one/backends.py:13:1: AL001 [error] `HybridBackend` hides method `plan_chunks`")
     assert lines[1].startswith("two/backends.py:") and " AL002 [error] " in lines[1]
 
 
