@@ -54,3 +54,21 @@ def prepare(pool: Pool):
     (f,) = lint(root).findings
     assert "hides method `warm`" in f.message
     assert "is False for the wrapper, so the hook never runs" in f.message
+
+
+def test_statistics_count_per_severity(tmp_path):
+    from attn_lint.linter.report import statistics
+
+    root = write_tree(tmp_path, {"store/pools.py": BASE.replace(
+        "        return self.k_buffer[i]\n", "        return self.k_buffer[i]\n\n    def warm(self):\n        pass\n"),
+        "store/user.py": '''
+from store.pools import Pool
+
+def prepare(pool: Pool):
+    if hasattr(pool, "warm"):
+        pool.warm()
+    return len(getattr(pool, "k_buffer", ()))
+'''})
+    result = lint(root)
+    assert sorted((c, k, s) for c, _, k, s in statistics.counts(result)) == [
+        ("AL001", 1, "error"), ("AL001", 1, "warning")]

@@ -8,10 +8,11 @@ from ..engine import Result
 
 
 def counts(result: Result) -> list[tuple[str, str, int, str]]:
-    """(code, name, count, severity) per rule with findings, most frequent first."""
-    seen: dict[str, list] = {}
+    """(code, name, count, severity) per rule and severity with findings, most frequent first: a
+    rule reports some findings one level lower (AL001 on a hidden data attribute is a warning)."""
+    seen: dict[tuple[str, str], list] = {}
     for f in result.findings:
-        row = seen.setdefault(f.code, [f.code, f.name, 0, f.severity])
+        row = seen.setdefault((f.code, f.severity), [f.code, f.name, 0, f.severity])
         row[2] += 1
     return sorted((tuple(r) for r in seen.values()), key=lambda r: (-r[2], r[0]))
 
