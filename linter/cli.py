@@ -287,8 +287,9 @@ def _abs_map(result: Result) -> dict[str, str]:
 
 def postprocess(result: Result, resolved: Resolved, opts: RunOptions) -> Result:
     """The single place where findings are changed or dropped after the engine."""
-    if opts.changed_files is not None or resolved.sources.get("paths") != "command line":
-        result = rebase_paths(result, os.getcwd())
+    # Every path printed opens from where attn-lint was started (as ruff, mypy and pylint print
+    # them), whatever folder it was found under.
+    result = rebase_paths(result, os.getcwd())
     findings = list(result.findings)
     stats = dict(result.stats)
     abs_of = _abs_map(result)
@@ -336,10 +337,8 @@ def postprocess(result: Result, resolved: Resolved, opts: RunOptions) -> Result:
 
 
 def rebase_paths(result: Result, base: str) -> Result:
-    """Show paths relative to `base` (the current directory) rather than to each analysed folder.
-
-    Used when the folders came from the configuration (`src`) or from pre-commit, so that every
-    path printed can be opened from where attn-lint was started."""
+    """Show paths relative to `base` (the current directory) rather than to each analysed folder,
+    so that every path printed can be opened from where attn-lint was started."""
     new_of: dict[str, str] = {}
     files = []
     for sf in result.files:
@@ -370,7 +369,9 @@ def rebase_paths(result: Result, base: str) -> Result:
     findings = [dataclasses.replace(
         f, path=fix(f.path), message=fix_text(f.message),
         evidence=tuple(dataclasses.replace(e, path=fix(e.path), note=fix_text(e.note)) for e in f.evidence),
-        details=tuple((k, fix_text(v) if isinstance(v, str) else v) for k, v in f.details))
+        details=tuple((k, fix_text(v) if isinstance(v, str) else v) for k, v in f.details),
+        confidence_reasons=tuple(dataclasses.replace(r, path=fix(r.path), note=fix_text(r.note))
+                                 for r in f.confidence_reasons))
         for f in result.findings]
     errors = [dataclasses.replace(e, path=fix(e.path)) for e in result.errors]
     return dataclasses.replace(result, findings=findings, errors=errors, files=files)

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from attn_lint.linter import cli as cli_module
 from attn_lint.rules import ALL_RULES, RULES_BY_CODE
 
-from conftest import FIXTURES
+from conftest import FIXTURES, REPO
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 FINDING_KEYS = {"code", "name", "severity", "path", "line", "column", "message", "class", "member", "targets",
@@ -96,13 +96,14 @@ def test_json_is_exactly_one_document(fixture, codes):
         assert FINDING_KEYS <= set(f)
         rule = RULES_BY_CODE[f["code"]]
         assert (f["name"], f["severity"]) == (rule.name, rule.severity)
-        assert not os.path.isabs(f["path"]) and f["path"].startswith("serving/")
-        assert (FIXTURES / fixture / f["path"]).is_file()
+        # Relative to where attn-lint was started (here the repository root), not to the argument.
+        assert not os.path.isabs(f["path"]) and f["path"].startswith(f"fixtures/{fixture}/serving/")
+        assert (REPO / f["path"]).is_file()
         assert isinstance(f["line"], int) and isinstance(f["column"], int) and f["line"] >= 1 and f["column"] >= 1
         assert f["class"].endswith(".HybridLinearAttnBackend")
         assert isinstance(f["targets"], list) and f["targets"]
         assert f["evidence"] and all(set(e) == {"path", "line", "note"} for e in f["evidence"])
-        assert all((FIXTURES / fixture / e["path"]).is_file() for e in f["evidence"])
+        assert all((REPO / e["path"]).is_file() for e in f["evidence"])
 
 
 @pytest.mark.parametrize("options", [["--jobs", "1"], ["-j", "2"], ["--no-astroid"]])
@@ -256,3 +257,20 @@ def test_negative_jobs_are_refused():
 def test_help_names_the_server_subcommand():
     proc = attn_lint("--help")
     assert proc.returncode == 0 and "attn-lint server start|stop|status|run" in proc.stdout
+
+
+def test_every_printed_path_opens_from_the_current_directory(tmp_path):
+    """Paths in the finding, its message and its evidence are relative to where attn-lint runs,
+    with one folder or several (issue 12: they were relative to each argument)."""
+    import re
+    import shutil
+    for name in ("al001_hidden_hook", "al003_noop_default"):
+        shutil.copytree(FIXTURES / name, tmp_path / "work" / name)
+    proc = attn_lint("work/al001_hidden_hook", "work/al003_noop_default", "--format", "json", "--no-cache",
+                     cwd=tmp_path)
+    doc = json.loads(proc.stdout)
+    assert len(doc["findings"]) == 2
+    for f in doc["findings"]:
+        paths = [f["path"]] + [e["path"] for e in f["evidence"]] + re.findall(r"([\w/.-]+\.py):\d+", f["message"])
+        for p in paths:
+            assert p.startswith("work/") and (tmp_path / p).is_file(), p

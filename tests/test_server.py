@@ -41,8 +41,10 @@ def served(tree, cache):
     return json.loads(proc.stdout)
 
 
-def in_process(tree):
-    result = lint(tree)
+def in_process(tree, cwd=None):
+    """The engine's findings, with paths shown as the CLI shows them (from its current directory)."""
+    from attn_lint.linter.cli import rebase_paths
+    result = rebase_paths(lint(tree), str(cwd or os.getcwd()))
     return sorted((f.code, f.path, f.line, f.member, f.message) for f in result.findings)
 
 
@@ -207,7 +209,7 @@ def test_relative_cache_folder_and_paths(tmp_path):
                               timeout=120)
         assert "running without the server" not in proc.stderr, proc.stderr
         doc = json.loads(proc.stdout)
-        assert doc["stats"].get("server") is True and doc["findings"][0]["path"].startswith("serving/")
+        assert doc["stats"].get("server") is True and doc["findings"][0]["path"].startswith("tree/serving/")
         assert (tmp_path / "rel-cache" / "server").is_dir()
     finally:
         server.control(str(tmp_path / "rel-cache"), "stop")
