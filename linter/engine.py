@@ -76,6 +76,9 @@ def _parse_bytes(data: bytes, path: str, max_bytes: int, digest: str) -> _Parsed
         # CPython's parser gives up on such nesting too (MemoryError: its stack overflowed): the
         # file is unparsable, not the run.
         return _Parsed(digest, None, ("too-complex", "could not parse: nested too deeply", 0))
+    except Exception as exc:  # a defect in the per-file pass: that file's diagnostic, not the run's end
+        return _Parsed(digest, None, ("internal-error", f"attn-lint could not summarise this file "
+                                                        f"({type(exc).__name__}: {exc}); please report it", 0))
 
 
 def _worker(args: tuple[str, int, str | None]) -> tuple[str, _Parsed | None, str | None]:

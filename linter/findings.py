@@ -71,7 +71,7 @@ class FileError:
     """A per-file problem (bad input); the run goes on without that file."""
 
     path: str
-    kind: str  # syntax-error, decode-error, binary, unreadable, missing-path, too-large, symlink-loop, too-complex
+    kind: str  # syntax-error, decode-error, binary, unreadable, missing-path, too-large, symlink-loop, too-complex, internal-error
     message: str
     line: int = 0
 

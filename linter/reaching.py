@@ -140,7 +140,8 @@ class _Reaching:
             for field in sub._fields:
                 child = getattr(sub, field, None)
                 if type(child) is list:
-                    stack.extend((item, child_maybe, shadowed) for item in child if type(item) not in _LEAVES)
+                    stack.extend((item, child_maybe, shadowed) for item in child
+                                 if item is not None and type(item) not in _LEAVES)  # {**d}: a None key
                 elif child is not None and type(child) not in _LEAVES and isinstance(child, ast.AST):
                     stack.append((child, child_maybe, shadowed))
         anywhere: dict[str, frozenset] = {}

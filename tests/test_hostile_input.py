@@ -249,3 +249,26 @@ def test_escape_sequences_in_source_are_shown_escaped(tree):
         assert len(frame) == 1 and "\x07" not in frame[0] and "\x08" not in text and "\x9b" not in text
         if not force_terminal:
             assert "\x1b" not in text
+
+
+def test_a_defect_in_the_per_file_pass_is_that_files_diagnostic(tmp_path, monkeypatch):
+    """A bug in the summary of one file (such as the reaching pass once had) must not end the run."""
+    import shutil
+
+    from attn_lint.linter import summary
+    from conftest import FIXTURES, lint
+
+    shutil.copytree(FIXTURES / "al001_hidden_hook", tmp_path / "t")
+    (tmp_path / "t" / "serving" / "odd.py").write_text("x = 1\n")
+    real = summary.summarise_source
+
+    def flaky(data, path):
+        if path.endswith("odd.py"):
+            raise AttributeError("'NoneType' object has no attribute '_fields'")
+        return real(data, path)
+
+    monkeypatch.setattr(summary, "summarise_source", flaky)
+    result = lint(tmp_path / "t")
+    assert [f.member for f in result.findings] == ["init_mha_chunk_metadata"]
+    (err,) = result.errors
+    assert err.kind == "internal-error" and err.path.endswith("odd.py") and "AttributeError" in err.message

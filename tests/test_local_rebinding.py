@@ -137,3 +137,12 @@ def f(a, b, items):
     [h(i) for i in items if (h := getattr(b, "z", None))]
     [h() for h in items]
 """) == [(4, _g("a", "x")), (4, _g("b", "y")), (5, _g("a", "x")), (5, _g("b", "y")), (5, _g("b", "z"))]
+
+
+def test_a_dict_display_with_double_star_in_the_call(tmp_path):
+    """`{**d, "a": 1}` has None among its keys: the reaching pass must not walk into it."""
+    from conftest import lint, write_tree
+
+    root = write_tree(tmp_path, {"pkg/m.py": 'def f(b, d):\n    g = getattr(b, "x", None)\n    return g({**d, "a": 1})\n'})
+    result = lint(root)
+    assert result.errors == [] and result.findings == []
