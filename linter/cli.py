@@ -4,11 +4,13 @@
     attn-lint rules                         list the rules
     attn-lint rule AL001                    print one rule's documentation
 
-Exit status: 0 no findings, 1 findings, 2 usage, configuration or internal error.
+Exit status: 0 no findings, 1 findings, 2 usage, configuration or internal error. Only findings of
+confidence medium or high count: low-confidence ones (latent drift) are reported with --show-latent,
+in a section of their own, and never fail a run.
 
 The flow of `check` is: `resolve` (defaults < pyproject.toml < flags) -> `analyse` (engine) ->
-`postprocess` (severity overrides, suppressions, per-file-ignores, changed-files filter, baseline;
-the one place the Result changes before output) -> optional fix -> `emit` (formatters).
+`postprocess` (severity overrides, suppressions, per-file-ignores, changed-files filter, baseline,
+then the split into reported and latent findings; the one place the Result changes before output) -> optional fix -> `emit` (formatters).
 """
 
 from __future__ import annotations
@@ -121,7 +123,12 @@ class RunOptions:
               help="Read [tool.attn-lint] from this pyproject.toml instead of searching for one.")
 @click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
 @click.option("--show-settings", is_flag=True, help="Print the resolved settings and exit.")
-@click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
+@click.option("--statistics", is_flag=True,
+              help="Print the number of findings per rule and confidence instead of the findings.")
+@click.option("--show-latent", is_flag=True,
+              help="Also report low-confidence findings (latent drift: every pairing they rest on is ruled out), "
+                   "grouped per (wrapper, implementation); they never change the exit status "
+                   "[default: `show-latent` in pyproject.toml].")
 @click.option("--report-unused-suppressions", "report_unused", is_flag=True,
               help="Report `# noqa: AL...` / `# attn-lint: ignore[...]` comments that silence nothing (AL900).")
 @click.option("--baseline", type=click.Path(dir_okay=False), default=None,
@@ -148,7 +155,7 @@ class RunOptions:
 # --- end runtime verification ---
 @click.version_option(__version__, prog_name="attn-lint")
 def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_astroid, server, config_file, isolated,
-          show_settings, statistics, report_unused, baseline, write_baseline, changed_files, fix, diff, debug,
+          show_settings, statistics, show_latent, report_unused, baseline, write_baseline, changed_files, fix, diff, debug,
           verify=False, verify_gpu=False, verify_time_limit=DEFAULT_TASK_TIME_LIMIT):
     """Find backend interface drift in PATHS (files or folders; default: `src` from pyproject.toml, or the
     project root).
@@ -156,8 +163,8 @@ def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_ast
     Subcommands: `attn-lint rules` lists the rules, `attn-lint rule AL001` explains one,
     `attn-lint server start|stop|status|run` manages the resident server.
 
-    Exit status: 0 no findings, 1 findings (or, with --fix, a file left unwritten), 2 usage,
-    configuration or internal error.
+    Exit status: 0 no findings, 1 findings of confidence medium or high (or, with --fix, a file
+    left unwritten), 2 usage, configuration or internal error.
     """
     opts = RunOptions(report_unused=report_unused, baseline=baseline, write_baseline=write_baseline,
                       statistics=statistics, fix=fix, diff=diff, debug=debug)
@@ -177,7 +184,8 @@ def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_ast
         resolved = resolve(() if changed_files else tuple(paths), select=_codes(select), ignore=_codes(ignore),
                            exclude=exclude, fmt=fmt, cache_dir=cache_dir, no_cache=no_cache, jobs=jobs,
                            no_astroid=no_astroid, server=server, config_file=config_file, isolated=isolated,
-                           start=paths[0] if (changed_files and paths) else None, whole_project=changed_files)
+                           start=paths[0] if (changed_files and paths) else None, whole_project=changed_files,
+                           show_latent=show_latent)
     except ConfigError as exc:
         click.echo(f"attn-lint: configuration error: {exc}", err=True)
         sys.exit(2)
@@ -210,7 +218,9 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
 
     if opts.write_baseline:
         from . import baseline
-        n = baseline.write(opts.write_baseline, result.findings, _abs_map(result), resolved.config.root)
+        # Every finding, latent ones too: one that changes confidence later is not new.
+        n = baseline.write(opts.write_baseline, result.findings + result.latent, _abs_map(result),
+                           resolved.config.root)
         click.echo(f"attn-lint: wrote {n} finding{'s' if n != 1 else ''} to baseline {opts.write_baseline}",
                    err=True)
         return 0
@@ -218,7 +228,8 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
     left_unwritten = False  # --fix left a file as it is (changed meanwhile, read-only, write failed)
     if opts.fix or opts.diff:
         from . import fix as fixer
-        plans = fixer.plan(result, [f for f in result.findings if f.code == "AL001"])
+        fixable = result.findings + (result.latent if resolved.show_latent else [])
+        plans = fixer.plan(result, [f for f in fixable if f.code == "AL001"])
         if opts.diff:
             for note in fixer.notes(plans):
                 click.echo(f"attn-lint: {note}", err=True)
@@ -329,11 +340,19 @@ def postprocess(result: Result, resolved: Resolved, opts: RunOptions) -> Result:
         stats["baselined"] = covered
 
     findings.sort(key=lambda f: f.sort_key)
+    # Everything above applies to latent findings too (a suppression that silences one is used);
+    # only now are they set apart, so that the report and the exit status count the others.
+    from .confidence import LOW
+    latent = [f for f in findings if f.confidence == LOW]
+    findings = [f for f in findings if f.confidence != LOW]
+    stats["latent"] = len(latent)
+    stats["by_confidence"] = {level: sum(1 for f in findings + latent if f.confidence == level)
+                              for level in ("high", "medium", "low")}
     by_rule = {r.code: sum(1 for f in findings if f.code == r.code) for r in resolved.settings.rules()}
     if opts.report_unused:
         by_rule[UNUSED_CODE] = sum(1 for f in findings if f.code == UNUSED_CODE)
     stats["by_rule"] = by_rule
-    return dataclasses.replace(result, findings=findings, stats=stats)
+    return dataclasses.replace(result, findings=findings, latent=latent, stats=stats)
 
 
 def rebase_paths(result: Result, base: str) -> Result:
@@ -379,6 +398,9 @@ def rebase_paths(result: Result, base: str) -> Result:
 
 def emit(result: Result, resolved: Resolved, opts: RunOptions) -> None:
     fmt = resolved.fmt
+    n_latent = len(result.latent)
+    if not resolved.show_latent:
+        result = dataclasses.replace(result, latent=[])  # the formatters render whatever latent is left
     if opts.statistics:
         from .report.statistics import render
         click.echo(render(result, as_json=fmt in ("json", "sarif")))
@@ -394,9 +416,9 @@ def emit(result: Result, resolved: Resolved, opts: RunOptions) -> None:
         from .report.json_report import render
         if opts.verification is not None:  # runtime verification (issue 4): a `verification` per finding
             from ..runtime_check.verify import json_extra
-            click.echo(render(result, extra=json_extra(opts.verification)))
+            click.echo(render(result, extra=json_extra(opts.verification), show_latent=resolved.show_latent))
         else:
-            click.echo(render(result))
+            click.echo(render(result, show_latent=resolved.show_latent))
     elif fmt == "concise":
         from .report.concise import render
         text = render(result)
@@ -415,6 +437,8 @@ def emit(result: Result, resolved: Resolved, opts: RunOptions) -> None:
         render(result, make_console())
         hidden = [f"{n} suppressed by comments" if k == "suppressed" else f"{n} in the baseline"
                   for k in ("suppressed", "baselined") if (n := result.stats.get(k))]
+        if n_latent and not resolved.show_latent:
+            hidden.append(f"{n_latent} latent (low confidence; --show-latent lists them)")
         if hidden:
             click.echo(f"attn-lint: not shown: {', '.join(hidden)}", err=True)
     # --- runtime verification (issue 4): the verdict table after the report (stderr for machine formats) ---

@@ -59,6 +59,7 @@ class Config:
     astroid: bool | None = None
     server: bool | None = None
     format: str | None = None
+    show_latent: bool | None = None
     sources: dict[str, str] = field(default_factory=dict)  # key -> where its value came from
 
 
@@ -166,7 +167,7 @@ def load_config(path: str | None, root: str) -> Config:
 
 
 _KEYS = ("select", "ignore", "exclude", "per-file-ignores", "src", "severity", "extra-family-bases",
-         "cache-dir", "jobs", "astroid", "server", "format")
+         "cache-dir", "jobs", "astroid", "server", "format", "show-latent")
 
 
 def _apply_table(cfg: Config, table: dict, where: str) -> None:
@@ -230,6 +231,10 @@ def _apply_table(cfg: Config, table: dict, where: str) -> None:
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: `server` must be true or false, not {value!r}")
             cfg.server = value
+        elif key == "show-latent":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: `show-latent` must be true or false, not {value!r}")
+            cfg.show_latent = value
         elif key == "format":
             if value not in FORMATS:
                 raise ConfigError(f"{where}: `format` must be one of {', '.join(FORMATS)}, not {value!r}")
@@ -257,6 +262,7 @@ class Resolved:
     # The resident server (linter/server.py): "start" (start one when none runs), "if-running"
     # (use one that runs, the default), "off".
     server: str = "if-running"
+    show_latent: bool = False  # also report low-confidence findings (latent drift), in their own section
 
     # What the CLI applies around the engine, as the configuration says it.
     @property
@@ -300,13 +306,14 @@ class Resolved:
             ("jobs", s.jobs, src.get("jobs", "default")),
             ("astroid", s.astroid, src.get("astroid", "default")),
             ("server", self.server, src.get("server", "default")),
+            ("show-latent", self.show_latent, src.get("show-latent", "default")),
         ]
         return rows
 
 
 def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=None, cache_dir=None,
             no_cache=False, jobs=None, no_astroid=False, server=None, config_file=None, isolated=False,
-            start: str | None = None, whole_project: bool = False) -> Resolved:
+            start: str | None = None, whole_project: bool = False, show_latent: bool = False) -> Resolved:
     """Merge defaults < pyproject.toml < command line. Raises ConfigError or ValueError."""
     if isolated:
         cfg = Config(root=os.path.abspath(os.getcwd()))
@@ -333,6 +340,7 @@ def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=Non
     n_jobs = pick("jobs", jobs, cfg.jobs if cfg.jobs is not None else 0, jobs is not None)
     use_astroid = pick("astroid", False, cfg.astroid if cfg.astroid is not None else True, no_astroid)
     use_server = pick("server", server, cfg.server, server is not None)
+    latent = pick("show-latent", True, bool(cfg.show_latent), show_latent)
 
     if paths:
         run_paths = list(paths)
@@ -352,7 +360,7 @@ def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=Non
     elif cfg.cache_dir:
         settings.cache_dir = cfg.cache_dir
     return Resolved(settings=settings, config=cfg, paths=run_paths, fmt=fmt_,
-                    sources=sources, exclude=exc,
+                    sources=sources, exclude=exc, show_latent=latent,
                     server="off" if use_server is False or settings.cache_dir is None else
                     "start" if use_server else "if-running")
 

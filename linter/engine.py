@@ -55,6 +55,9 @@ class Result:
     files: list[SourceFile] = field(default_factory=list)
     context: Context | None = None
     digests: dict[str, str] = field(default_factory=dict)  # path -> content_hash of the bytes analysed
+    # Low-confidence findings (latent drift), split from `findings` by the CLI's postprocess; the
+    # engine and its caches keep every finding in `findings`.
+    latent: list[Finding] = field(default_factory=list)
 
 
 def _parse_bytes(data: bytes, path: str, max_bytes: int, digest: str) -> _Parsed:

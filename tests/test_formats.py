@@ -49,7 +49,7 @@ def test_concise_one_line_per_finding(tree):
     assert r.exit_code == 1
     lines = r.stdout.splitlines()
     assert len(lines) == 2
-    assert lines[0].startswith("one/backends.py:13:1: AL001 [error] `HybridBackend` hides method `plan_chunks`")
+    assert lines[0].startswith("one/backends.py:13:1: AL001 [error] [medium] `HybridBackend` hides method `plan_chunks`")
     assert lines[1].startswith("two/backends.py:") and " AL002 [error] " in lines[1]
 
 
@@ -123,13 +123,15 @@ def test_json_still_one_document(tree):
 def test_statistics(tree):
     r = run(tree, "--statistics", ".")
     assert r.exit_code == 1
-    assert r.stdout.splitlines() == ["1  AL001  unforwarded-hook  [error]",
-                                     "1  AL002  delegation-signature-mismatch  [error]",
+    assert r.stdout.splitlines() == ["1  AL001  unforwarded-hook  [error]  medium 1",
+                                     "1  AL002  delegation-signature-mismatch  [error]  medium 1",
                                      "Found 2 findings."]
     r = run(tree, "--statistics", "--format", "json", ".")
     assert json.loads(r.stdout) == [
-        {"code": "AL001", "name": "unforwarded-hook", "count": 1, "severity": "error"},
-        {"code": "AL002", "name": "delegation-signature-mismatch", "count": 1, "severity": "error"}]
+        {"code": "AL001", "name": "unforwarded-hook", "count": 1, "severity": "error",
+         "confidence": {"high": 0, "medium": 1}},
+        {"code": "AL002", "name": "delegation-signature-mismatch", "count": 1, "severity": "error",
+         "confidence": {"high": 0, "medium": 1}}]
 
 
 def test_text_format_unchanged(tree):

@@ -70,5 +70,5 @@ def prepare(pool: Pool):
     return len(getattr(pool, "k_buffer", ()))
 '''})
     result = lint(root)
-    assert sorted((c, k, s) for c, _, k, s in statistics.counts(result)) == [
+    assert sorted((c, k, s) for c, _, k, s, _ in statistics.counts(result)) == [
         ("AL001", 1, "error"), ("AL001", 1, "warning")]

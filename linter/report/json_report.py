@@ -1,25 +1,35 @@
-"""`--format json`: exactly one JSON document on stdout."""
+"""`--format json`: exactly one JSON document on stdout.
+
+`findings` holds the reported findings (confidence medium or high), each with `confidence` and
+`confidence_reasons`; `stats.latent` always counts the low-confidence ones (latent drift), and
+`stats.by_confidence` counts every level. With --show-latent, `latent` lists those findings and
+`latent_groups` groups them per (wrapper, implementation): these two keys are present only then.
+"""
 
 from __future__ import annotations
 
 import json
 
 from ..engine import Result
+from . import latent as latent_report
 
 JSON_VERSION = 1
 
 
-def render(result: Result, extra: dict | None = None) -> str:
-    findings = []
-    for f in result.findings:
+def render(result: Result, extra: dict | None = None, show_latent: bool = False) -> str:
+    def entry(f) -> dict:
         data = f.to_json()
         if extra and f in extra:
             data.update(extra[f])
-        findings.append(data)
+        return data
+
     doc = {
         "version": JSON_VERSION,
-        "findings": findings,
+        "findings": [entry(f) for f in result.findings],
         "errors": [e.to_json() for e in result.errors],
         "stats": result.stats,
     }
+    if show_latent:
+        doc["latent"] = [entry(f) for f in result.latent]
+        doc["latent_groups"] = [g.to_json() for g in latent_report.groups(result.latent)]
     return json.dumps(doc, indent=2, sort_keys=False)

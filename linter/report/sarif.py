@@ -3,7 +3,10 @@
 One run; `tool.driver.rules` describes every rule (help text from the rule's doc); each result has
 its ruleId/ruleIndex, level, message, a physical location, the evidence chain as relatedLocations
 (also linked from the message), and a partial fingerprint (the baseline's, stable across line moves).
-Paths are URIs relative to `%SRCROOT%` (the project root).
+Paths are URIs relative to `%SRCROOT%` (the project root). A result's `rank` follows its
+confidence (high 90, medium 60, low 20) and its properties hold `confidence` and
+`confidence_reasons`; latent findings (low confidence) are results only with --show-latent, at
+level "note".
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from ..engine import Result
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+RANKS = {"high": 90.0, "medium": 60.0, "low": 20.0}
 
 
 def _uri(path: str) -> str:
@@ -58,10 +62,11 @@ def _rule_descriptors(extra_codes: set[str]) -> list[dict]:
 def build(result: Result, path_of=None, root: str | None = None) -> dict:
     """`path_of(display) -> str` maps finding paths to paths relative to the project root."""
     path_of = path_of or (lambda p: p)
-    descriptors = _rule_descriptors({f.code for f in result.findings})
+    descriptors = _rule_descriptors({f.code for f in result.findings + result.latent})
     index = {d["id"]: i for i, d in enumerate(descriptors)}
+    latent = {id(f) for f in result.latent}
     results = []
-    for f in result.findings:
+    for f in result.findings + result.latent:
         related = []
         for i, e in enumerate(f.evidence):
             loc = _location(path_of(e.path), e.line)
@@ -74,12 +79,15 @@ def build(result: Result, path_of=None, root: str | None = None) -> dict:
                                                   for i, e in enumerate(f.evidence[:8])) + ")"
         res = {
             "ruleId": f.code,
-            "level": LEVELS.get(f.severity, "warning"),
+            "level": "note" if id(f) in latent else LEVELS.get(f.severity, "warning"),
+            "rank": RANKS.get(f.confidence, RANKS["medium"]),
             "message": {"text": message},
             "locations": [_location(path_of(f.path), f.line, f.column)],
             "partialFingerprints": {"attnLint/v1": fingerprint(f, path_of(f.path))},
             "properties": {"class": f.class_name, "member": f.member, "targets": list(f.targets),
-                           "details": dict(f.details)},
+                           "details": dict(f.details), "confidence": f.confidence,
+                           "confidence_reasons": [r.to_json() for r in f.confidence_reasons],
+                           **({"latent": True} if id(f) in latent else {})},
         }
         if f.code in index:
             res["ruleIndex"] = index[f.code]

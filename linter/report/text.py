@@ -1,4 +1,9 @@
-"""The terminal report: rich when stdout is a terminal, plain text otherwise (or with NO_COLOR)."""
+"""The terminal report: rich when stdout is a terminal, plain text otherwise (or with NO_COLOR).
+
+Each finding: `path:line:col: CODE [severity] [confidence] message`, the code around it, its
+evidence, and the reasons for its confidence (`raised`/`lowered: path:line: [signal] note`). With
+--show-latent, a "latent drift" section follows: one line per (wrapper, implementation) pairing.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +16,11 @@ from rich.text import Text
 from ..discover import decode_source, open_source
 from ..engine import Result
 from ..findings import Finding
+from . import latent as latent_report
 from .printable import printable
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold blue"}
+CONFIDENCE_STYLE = {"high": "bold", "medium": "", "low": "dim"}
 
 
 def make_console(stream=None) -> Console:
@@ -55,6 +62,8 @@ def render(result: Result, console: Console) -> None:
     sources: dict[str, list[str]] = {}
     for f in result.findings:
         _finding(console, f, roots, sources)
+    if result.latent:
+        _latent(console, result)
     for e in result.errors:
         head = Text()
         head.append(printable(f"{e.path}" + (f":{e.line}" if e.line else "")), style="bold")
@@ -70,7 +79,8 @@ def _finding(console: Console, f: Finding, roots: dict[str, str], sources: dict[
     head.append(printable(f"{f.path}:{f.line}:{f.column}"), style="bold")
     head.append(": ")
     head.append(f"{f.code}", style=SEVERITY_STYLE.get(f.severity, "bold"))
-    head.append(f" [{f.severity}] ", style=SEVERITY_STYLE.get(f.severity, ""))
+    head.append(f" [{f.severity}]", style=SEVERITY_STYLE.get(f.severity, ""))
+    head.append(f" [{f.confidence}] ", style=CONFIDENCE_STYLE.get(f.confidence, ""))
     head.append(printable(f.message))
     console.print(head)
     for n, text in code_frame(f.path, f.line, roots, sources=sources):
@@ -83,6 +93,21 @@ def _finding(console: Console, f: Finding, roots: dict[str, str], sources: dict[
             line.append(printable(f"{e.path}:{e.line}"), style="cyan")
             line.append(printable(f"  {e.note}"))
             console.print(line)
+    if f.confidence_reasons:
+        console.print(Text(f"    confidence {f.confidence}:", style="dim"))
+        for r in f.confidence_reasons:
+            line = Text(f"      {'raised' if r.effect == 'raise' else 'lowered'}: ")
+            line.append(printable(f"{r.path}:{r.line}"), style="cyan")
+            line.append(printable(f": [{r.signal}] {r.note}"))
+            console.print(line)
+    console.print()
+
+
+def _latent(console: Console, result: Result) -> None:
+    grouped = latent_report.groups(result.latent)
+    console.print(Text(latent_report.heading(result.latent, len(grouped)), style="bold"))
+    for g in grouped:
+        console.print(Text("  " + latent_report.line(g), style=CONFIDENCE_STYLE["low"]))
     console.print()
 
 
@@ -95,6 +120,8 @@ def _summary(console: Console, result: Result) -> None:
     line.append(f"Found {total} finding{'s' if total != 1 else ''}", style="bold red" if total else "bold green")
     line.append(f" ({counts}) in {s.get('files', 0)} files, {s.get('lines', 0):,} lines, "
                 f"{s.get('seconds', 0):.2f} s")
+    if result.latent:
+        line.append(f"; {len(result.latent)} latent")
     if result.errors:
         line.append(f"; {len(result.errors)} file{'s' if len(result.errors) != 1 else ''} could not be analysed",
                     style="magenta")
