@@ -11,13 +11,13 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from attn_lint.linter.engine import Settings, analyse
+from precision_labels import release_tree  # noqa: E402  (tests/ is on sys.path under pytest)
 
 pytestmark = pytest.mark.network
 
@@ -26,53 +26,13 @@ WRAPPER = "HybridLinearAttnBackend"
 TRT = "TRTLLMMLABackend"
 
 
-def _cache_root() -> Path:
-    root = os.environ.get("ATTN_LINT_TEST_CACHE") or os.path.join(os.path.expanduser("~"), ".cache",
-                                                                  "attn-lint-tests")
-    return Path(root)
-
-
-def _find_wheel(folder: Path, version: str) -> Path | None:
-    hits = sorted(folder.glob(f"sglang-{version}-*.whl")) if folder.is_dir() else []
-    return hits[0] if hits else None
-
-
 def sglang_tree(version: str) -> Path:
-    """The folder holding `sglang/` of that release; downloaded and unpacked on first use."""
-    root = _cache_root()
-    dest = root / f"sglang-{version}"
-    if (dest / ".complete").exists():
-        return dest
-    wheels = root / "wheels"
-    wheel = _find_wheel(wheels, version)
-    if wheel is None:
-        wheels.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-               "--platform", "manylinux_2_34_x86_64", "--python-version", "3.11", f"sglang=={version}",
-               "-d", str(wheels)]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            pytest.skip(f"cannot download sglang=={version} from PyPI: {exc}")
-        wheel = _find_wheel(wheels, version)
-        if proc.returncode != 0 or wheel is None:
-            lines = (proc.stderr or proc.stdout).strip().splitlines()
-            why = lines[-1] if lines else f"pip exited with {proc.returncode}"
-            pytest.skip(f"cannot download sglang=={version} from PyPI (registry unreachable?): {why}")
-    # Unpack into a temporary sibling, then move into place: an interrupted run leaves no half tree.
-    tmp = Path(tempfile.mkdtemp(prefix=f".sglang-{version}-", dir=root))
+    """The folder holding `sglang/` of that release; downloaded and unpacked on first use.
+    Skips, with pip's reason, when the registry cannot be reached."""
     try:
-        with zipfile.ZipFile(wheel) as zf:
-            members = [m for m in zf.namelist() if m.startswith("sglang/")]
-            zf.extractall(tmp, members)
-        (tmp / ".complete").write_text(wheel.name + "\n")
-        if dest.exists():
-            shutil.rmtree(dest)
-        os.replace(tmp, dest)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    return dest
+        return release_tree("sglang", version)
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
 
 
 def _analyse(path: Path, tmp_path_factory):
