@@ -53,7 +53,7 @@ class FamilyModel:
         self.facts = facts  # module name -> what the passes below read from that module
         self._provided_memo: dict[tuple, dict[str, set[str]]] = {}
         self._structure_memo: dict[str, frozenset[str]] = {}
-        self._forwarding_memo: dict[tuple, tuple[list[Evidence], set[str]]] = {}
+        self._forwarding_memo: dict[tuple, tuple[list[Evidence], dict[str, Evidence]]] = {}
         self._attrs_memo: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
 
     @cached_property
@@ -329,10 +329,19 @@ class FamilyModel:
         for c in self.index.mro(qual):
             evidence, members = self._forwarding_sites(c, names)
             forwards.extend(evidence)
-            forwarded |= members
+            forwarded |= members.keys()
         if not forwards:
             return None
         return Wrapper(qual, delegates, forwards, forwarded)
+
+    def forwarded_to(self, qual: str, attr: str) -> dict[str, Evidence]:
+        """The members `qual`'s methods (own and inherited) call or probe on `self.<attr>`, each
+        with where it first does."""
+        out: dict[str, Evidence] = {}
+        for c in self.index.mro(qual):
+            for member, evidence in self._forwarding_sites(c, frozenset((attr,)))[1].items():
+                out.setdefault(member, evidence)
+        return out
 
     def _attrs_with_inherited(self, qual: str) -> tuple[frozenset[str], frozenset[str]]:
         """(`self` attributes assigned, read as receivers) in the class and its ancestors: a
@@ -347,16 +356,16 @@ class FamilyModel:
                 used |= inherited[1]
         return frozenset(assigned), frozenset(used)
 
-    def _forwarding_sites(self, qual: str, delegate_attrs: frozenset[str]) -> tuple[list[Evidence], set[str]]:
+    def _forwarding_sites(self, qual: str, delegate_attrs: frozenset[str]) -> tuple[list[Evidence], dict[str, Evidence]]:
         """Calls and probes in class `qual`'s own methods through those attributes, and the members
-        they reach. Shared by every subclass that holds the same delegates."""
+        they reach (each with its first site). Shared by every subclass that holds the same delegates."""
         key = (qual, delegate_attrs)
         hit = self._forwarding_memo.get(key)
         if hit is not None:
             return hit
         entry = self.index.classes[qual]
         out: list[Evidence] = []
-        forwarded: set[str] = set()
+        forwarded: dict[str, Evidence] = {}
         for fn in entry.info.methods.values():
             self_name = fn.params[0].name if fn.params else None
             if self_name is None:
@@ -366,14 +375,14 @@ class FamilyModel:
                 attr = mentions_self_attr(target[0], fn, self_name, delegate_attrs) if target else None
                 if attr:
                     member = target[1]
-                    forwarded.add(member)
                     out.append(Evidence(entry.file.display, call.line,
                                         f"`{entry.info.name}.{fn.name}` forwards `{member}` to `self.{attr}`"))
+                    forwarded.setdefault(member, out[-1])
             for probe in fn.probes:
                 attr = mentions_self_attr(probe.receiver, fn, self_name, delegate_attrs)
                 if attr:
-                    forwarded.add(probe.member)
                     out.append(Evidence(entry.file.display, probe.line,
                                         f"`{entry.info.name}.{fn.name}` probes `{probe.member}` on `self.{attr}`"))
+                    forwarded.setdefault(probe.member, out[-1])
         self._forwarding_memo[key] = (out, forwarded)
         return out, forwarded

@@ -26,7 +26,7 @@ from .deepstack import call_deep
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 10
+SUMMARY_VERSION = 11
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -81,6 +81,7 @@ class FunctionInfo:
     # Calls of CamelCase names (constructors, by convention) with their argument expressions:
     # (callee ref, positional refs, ((keyword, ref), ...), has *args or **kwargs).
     constructions: tuple[tuple, ...] = ()
+    unimplemented: bool = False  # body is only `raise NotImplementedError`: a placeholder, not a behaviour
 
     @property
     def kind(self) -> str:
@@ -229,6 +230,16 @@ def is_noop_body(body: list[ast.stmt]) -> bool:
             continue
         return False
     return True
+
+
+def is_unimplemented_body(body: list[ast.stmt]) -> bool:
+    """A body (after its docstring) that only raises NotImplementedError."""
+    stmts = body[1:] if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+        and isinstance(body[0].value.value, str) else body
+    if len(stmts) != 1 or not isinstance(stmts[0], ast.Raise) or stmts[0].exc is None:
+        return False
+    exc = stmts[0].exc.func if isinstance(stmts[0].exc, ast.Call) else stmts[0].exc
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
 
 
 # Nodes with nothing inside that a summary uses: the walk skips them without a call.
@@ -586,7 +597,7 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
         locals={k: tuple(v) for k, v in walker.locals.items()},
         self_attrs={k: tuple(v) for k, v in walker.self_attrs.items()},
         calls=tuple(_local_calls_bound(walker, node.body)), probes=tuple(walker.probes),
-        constructions=tuple(walker.constructions),
+        constructions=tuple(walker.constructions), unimplemented=is_unimplemented_body(node.body),
     )
 
 
