@@ -129,7 +129,7 @@ def test_default_report_leaves_latent_out_and_exits_on_the_rest(tree, signal):
     assert "live/backends.py" in r.stdout and "dead/" not in r.stdout
     assert "Latent drift" not in r.stdout
     assert "2 latent (low confidence; --show-latent lists them)" in r.stderr
-    assert "AL001 [error] [high] `HybridBackend` hides hook `plan_chunks`" in r.stdout
+    assert "AL001 [error] [high] `HybridBackend` hides method `plan_chunks`" in r.stdout
     # the reason that raised it, as an evidence line: path:line: [signal] note
     line = _line_of(_BACKENDS, "class FlashBackend")
     assert f"raised: live/backends.py:{line}: [test-never-built] `FlashBackend` is built here" in r.stdout
