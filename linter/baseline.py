@@ -22,10 +22,17 @@ BASELINE_VERSION = 1
 
 
 def fingerprint(f: Finding, path: str | None = None) -> str:
-    key = "\x1f".join([f.code, f.class_name, f.member, (path or f.path).replace(os.sep, "/"),
-                       ",".join(sorted(f.targets))])
+    # Class names lose the project label the index gives projects that share package names
+    # (`fixtures:serving.x.C`): it depends on which folders were linted together, and the path
+    # (relative to the project root) already tells the projects apart.
+    key = "\x1f".join([f.code, _unlabelled(f.class_name), f.member, (path or f.path).replace(os.sep, "/"),
+                       ",".join(sorted(map(_unlabelled, f.targets)))])
     # A file name that is not UTF-8 hashes as its own bytes (the same key for UTF-8 names as before).
     return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+def _unlabelled(qual: str) -> str:
+    return qual.rpartition(":")[2]
 
 
 def relative_path(f: Finding, display_to_abs: dict[str, str], root: str | None) -> str:

@@ -220,7 +220,7 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
         from . import baseline
         # Every finding, latent ones too: one that changes confidence later is not new.
         n = baseline.write(opts.write_baseline, result.findings + result.latent, _abs_map(result),
-                           resolved.config.root)
+                           _baseline_root(resolved, opts.write_baseline))
         click.echo(f"attn-lint: wrote {n} finding{'s' if n != 1 else ''} to baseline {opts.write_baseline}",
                    err=True)
         return 0
@@ -292,6 +292,16 @@ def _analyse_here_or_served(resolved: Resolved, keep_context: bool) -> Result:
     return analyse(resolved.paths, resolved.settings, keep_context=keep_context)
 
 
+def _baseline_root(resolved: Resolved, baseline_file: str) -> str:
+    """What baseline paths are relative to: the project root (the folder of the pyproject.toml
+    with the table, or the git root); with neither, the baseline file's own folder, so that the
+    same finding has the same key whichever folder the run starts in."""
+    root = resolved.config.root
+    if resolved.config.path or os.path.exists(os.path.join(root, ".git")):
+        return root
+    return os.path.dirname(os.path.abspath(baseline_file))
+
+
 def _abs_map(result: Result) -> dict[str, str]:
     return {f.display: f.path for f in result.files}
 
@@ -336,7 +346,7 @@ def postprocess(result: Result, resolved: Resolved, opts: RunOptions) -> Result:
             known = baseline.load(opts.baseline)
         except ValueError as exc:
             raise CliError(str(exc)) from None
-        findings, covered = baseline.filter_new(findings, known, abs_of, resolved.config.root)
+        findings, covered = baseline.filter_new(findings, known, abs_of, _baseline_root(resolved, opts.baseline))
         stats["baselined"] = covered
 
     findings.sort(key=lambda f: f.sort_key)

@@ -117,3 +117,29 @@ def test_counts_cover_duplicates():
     known = Counter({fingerprint(f1): 2})
     new, covered = filter_new([f1, f2, f3], known, {}, None)
     assert covered == 2 and new == [f3]
+
+
+def _two_projects(root):
+    """Two projects with the same package names, as fixtures/ has: the index labels their classes."""
+    import shutil
+
+    from conftest import FIXTURES
+    for name in ("al001_hidden_hook", "al003_noop_default"):
+        shutil.copytree(FIXTURES / name, root / "fixtures" / name)
+    return root / "fixtures"
+
+
+def test_baseline_written_over_several_projects_covers_one_linted_alone(tmp_path):
+    """Issue 12: written from fixtures/, then linting one fixture from inside it, reported again."""
+    (tmp_path / ".git").mkdir()  # the project root: the git root
+    fixtures = _two_projects(tmp_path)
+    assert run(fixtures, ".", "--write-baseline", str(tmp_path / "bl.json")).exit_code == 0
+    r = run(fixtures / "al001_hidden_hook", ".", "--baseline", str(tmp_path / "bl.json"))
+    assert r.exit_code == 0, r.output
+
+
+def test_without_a_project_root_the_baseline_file_anchors_paths(tmp_path):
+    fixtures = _two_projects(tmp_path)  # no git root, no pyproject: the root would be the cwd
+    assert run(fixtures, ".", "--write-baseline", "../bl.json").exit_code == 0
+    r = run(fixtures / "al001_hidden_hook", ".", "--baseline", "../../bl.json")
+    assert r.exit_code == 0, r.output
