@@ -86,6 +86,7 @@ class RunOptions:
     """What the command line asks of a run beyond the engine's Settings."""
 
     report_unused: bool = False
+    ignore_file_errors: bool = False  # files that cannot be analysed leave the exit status alone
     baseline: str | None = None
     write_baseline: str | None = None
     changed_files: tuple[str, ...] | None = None  # pre-commit mode: report only findings touching these
@@ -129,6 +130,9 @@ class RunOptions:
               help="Also report low-confidence findings (latent drift: every pairing they rest on is ruled out), "
                    "grouped per (wrapper, implementation); they never change the exit status "
                    "[default: `show-latent` in pyproject.toml].")
+@click.option("--ignore-file-errors", "ignore_file_errors", is_flag=True,
+              help="Files that cannot be analysed (syntax errors, unreadable...) are still reported but do "
+                   "not make the exit status 1.")
 @click.option("--report-unused-suppressions", "report_unused", is_flag=True,
               help="Report `# noqa: AL...` / `# attn-lint: ignore[...]` comments that silence nothing (AL900).")
 @click.option("--baseline", type=click.Path(dir_okay=False), default=None,
@@ -156,18 +160,19 @@ class RunOptions:
 @click.version_option(__version__, prog_name="attn-lint")
 def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_astroid, server, config_file, isolated,
           show_settings, statistics, show_latent, report_unused, baseline, write_baseline, changed_files, fix, diff, debug,
-          verify=False, verify_gpu=False, verify_time_limit=DEFAULT_TASK_TIME_LIMIT):
+          ignore_file_errors=False, verify=False, verify_gpu=False, verify_time_limit=DEFAULT_TASK_TIME_LIMIT):
     """Find backend interface drift in PATHS (files or folders; default: `src` from pyproject.toml, or the
     project root).
 
     Subcommands: `attn-lint rules` lists the rules, `attn-lint rule AL001` explains one,
     `attn-lint server start|stop|status|run` manages the resident server.
 
-    Exit status: 0 no findings, 1 findings of confidence medium or high (or, with --fix, a file
-    left unwritten), 2 usage, configuration or internal error.
+    Exit status: 0 no findings, 1 findings of confidence medium or high, a file that could not be
+    analysed (unless --ignore-file-errors) or, with --fix, a file left unwritten; 2 usage,
+    configuration or internal error.
     """
     opts = RunOptions(report_unused=report_unused, baseline=baseline, write_baseline=write_baseline,
-                      statistics=statistics, fix=fix, diff=diff, debug=debug)
+                      statistics=statistics, fix=fix, diff=diff, debug=debug, ignore_file_errors=ignore_file_errors)
     opts.verify, opts.verify_gpu = verify or verify_gpu, verify_gpu  # runtime verification (issue 4)
     opts.verify_time_limit = verify_time_limit
     try:
@@ -264,6 +269,8 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
         # A mistyped path must not pass CI as "no findings": the rest was analysed, but the
         # command line was wrong.
         return 2
+    if result.errors and not opts.ignore_file_errors:
+        return 1  # a commit with a syntax error must not pass the hook as "no findings" (ruff agrees)
     return 1 if result.findings or left_unwritten else 0
 
 

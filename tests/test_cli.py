@@ -162,7 +162,7 @@ def test_text_report_lists_bad_files(tmp_path):
     (tmp_path / "broken.py").write_text("def f(:\n")
     (tmp_path / "ok.py").write_text("x = 1\n")
     proc = attn_lint(tmp_path, "--no-cache")
-    assert proc.returncode == 0
+    assert proc.returncode == 1  # a file that cannot be analysed fails the run
     assert "broken.py:1: syntax-error" in proc.stdout
     assert "1 file could not be analysed" in proc.stdout
 
@@ -274,3 +274,12 @@ def test_every_printed_path_opens_from_the_current_directory(tmp_path):
         paths = [f["path"]] + [e["path"] for e in f["evidence"]] + re.findall(r"([\w/.-]+\.py):\d+", f["message"])
         for p in paths:
             assert p.startswith("work/") and (tmp_path / p).is_file(), p
+
+
+def test_a_file_that_cannot_be_analysed_fails_the_run_unless_told_otherwise(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "ok.py").write_text("x = 1\n")
+    (tmp_path / "pkg" / "broken.py").write_text("def f(:\n")
+    proc = attn_lint("pkg", "--no-cache", cwd=tmp_path)
+    assert proc.returncode == 1 and "broken.py" in proc.stdout + proc.stderr
+    assert attn_lint("pkg", "--no-cache", "--ignore-file-errors", cwd=tmp_path).returncode == 0

@@ -100,7 +100,7 @@ def test_sarif_with_no_findings_and_with_file_errors_is_valid(tmp_path):
     (tmp_path / "ok.py").write_text("x = 1\n")
     (tmp_path / "bad.py").write_text("def (:\n")
     r = run(tmp_path, "--format", "sarif", ".")
-    assert r.exit_code == 0
+    assert r.exit_code == 1  # the bad file fails the run
     doc = json.loads(r.stdout)
     jsonschema.Draft4Validator(json.loads(SCHEMA.read_text())).validate(doc)
     assert doc["runs"][0]["results"] == []
