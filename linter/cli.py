@@ -199,6 +199,9 @@ def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_ast
         sys.exit(0)
     if not resolved.paths:
         raise click.UsageError("give at least one file or folder to analyse")
+    resolved.paths = _python_only(resolved.paths)
+    if not resolved.paths:
+        sys.exit(0)
     try:
         code = run(resolved, opts)
     except CliError as exc:
@@ -220,6 +223,9 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
     """One analysis run; returns the exit status."""
     want_context = opts.fix or opts.diff or opts.verify  # runtime verification needs the context too
     result = postprocess(_analyse(resolved, keep_context=want_context), resolved, opts)
+    if not result.files and not result.errors:
+        click.echo(f"attn-lint: warning: no Python files found in {', '.join(map(printable, resolved.paths))}",
+                   err=True)
 
     if opts.write_baseline:
         from . import baseline
@@ -297,6 +303,18 @@ def _analyse_here_or_served(resolved: Resolved, keep_context: bool) -> Result:
         if asked or problem.startswith("the server"):  # not asked for: quiet unless one failed
             click.echo(f"attn-lint: running without the server: {problem}", err=True)
     return analyse(resolved.paths, resolved.settings, keep_context=keep_context)
+
+
+def _python_only(paths: list[str]) -> list[str]:
+    """The paths without files given by name that are not Python source (`notes.md`): each is
+    skipped with a warning rather than parsed as Python."""
+    kept = []
+    for p in paths:
+        if os.path.isfile(p) and not p.endswith((".py", ".pyi")):
+            click.echo(f"attn-lint: warning: {printable(p)} is not a Python file (.py, .pyi); skipped", err=True)
+        else:
+            kept.append(p)
+    return kept
 
 
 def _baseline_root(resolved: Resolved, baseline_file: str) -> str:

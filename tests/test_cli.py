@@ -283,3 +283,13 @@ def test_a_file_that_cannot_be_analysed_fails_the_run_unless_told_otherwise(tmp_
     proc = attn_lint("pkg", "--no-cache", cwd=tmp_path)
     assert proc.returncode == 1 and "broken.py" in proc.stdout + proc.stderr
     assert attn_lint("pkg", "--no-cache", "--ignore-file-errors", cwd=tmp_path).returncode == 0
+
+
+def test_folders_without_python_files_and_non_python_files_are_named(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "notes.md").write_text("# not python: def f(:\n")
+    proc = attn_lint("docs", "--no-cache", cwd=tmp_path)
+    assert proc.returncode == 0 and "no Python files found in docs" in proc.stderr
+    proc = attn_lint("docs/notes.md", "--no-cache", cwd=tmp_path)
+    assert proc.returncode == 0 and "docs/notes.md is not a Python file" in proc.stderr
+    assert "syntax-error" not in proc.stdout
