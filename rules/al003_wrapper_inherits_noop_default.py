@@ -165,7 +165,7 @@ class Runner:
         for site, line, kind, res, static in sites[:5]:
             verb = "probed" if kind == "probe" else "called"
             evidence.append(Evidence(site.path, line, f"`{member}` is {verb} in `{site.where}` on a "
-                                                      f"`{short(static)}` receiver, which can be `{w}`"))
+                                                      f"receiver of type `{short(static)}`, which can be `{w}`"))
             evidence.extend(res.steps[:2])
         evidence.append(Evidence(be.file.display, base_fn.line,
                                  f"`{be.info.name}.{member}` is a no-op default, inherited by `{w}`"))
@@ -180,10 +180,10 @@ class Runner:
             oe = index.classes[owner]
             evidence.append(Evidence(oe.file.display, oe.info.methods[member].line,
                                      f"`{oe.info.name}` overrides `{member}` with a real body"))
-        message = (f"`{w}` inherits the no-op `{be.info.name}.{member}`; its delegates' "
-                   f"{', '.join(f'`{short(o)}`' for o in overriders[:3])}"
-                   f"{' and more' if len(overriders) > 3 else ''} override it, but on the wrapper the hook "
-                   f"silently does nothing")
+        names = ", ".join(f"`{short(o)}`" for o in overriders[:3]) + (" and more" if len(overriders) > 3 else "")
+        verb = "overrides" if len(overriders) == 1 else "override"
+        message = (f"`{w}` inherits the no-op `{be.info.name}.{member}`; {names}, which its delegates can "
+                   f"be, {verb} it, but on the wrapper the hook silently does nothing")
         details = (("base", base), ("delegates", ",".join(d.attr for d in wrapper.delegates)),
                    ("site", f"{sites[0][0].path}:{sites[0][1]}"), ("site_kind", sites[0][2]))
         return self.finding(path=entry.file.display, line=entry.info.line, column=entry.info.col + 1,

@@ -139,7 +139,7 @@ def test_only_latent_findings_exit_zero(tree, signal):
     signal.dead.add("live.backends.FlashBackend")
     r = run(tree, ".")
     assert r.exit_code == 0, r.stdout
-    assert "Found 0 findings" in r.stdout
+    assert "No findings in " in r.stdout
     r = run(tree, "--show-latent", ".")
     assert r.exit_code == 0  # shown, never failing the run
 

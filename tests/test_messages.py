@@ -72,3 +72,12 @@ def prepare(pool: Pool):
     result = lint(root)
     assert sorted((c, k, s) for c, _, k, s, _ in statistics.counts(result)) == [
         ("AL001", 1, "error"), ("AL001", 1, "warning")]
+
+
+def test_summary_line_wording(tmp_path):
+    from click.testing import CliRunner
+
+    from attn_lint.linter.cli import main
+    (tmp_path / "one.py").write_text("x = 1\n")
+    out = CliRunner().invoke(main, ["--no-cache", str(tmp_path / "one.py")]).output
+    assert "No findings in 1 file," in out and "Found 0" not in out and "1 files" not in out

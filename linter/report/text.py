@@ -114,11 +114,16 @@ def _latent(console: Console, result: Result) -> None:
 def _summary(console: Console, result: Result) -> None:
     s = result.stats
     by_rule = s.get("by_rule", {})
-    counts = ", ".join(f"{code}: {n}" for code, n in by_rule.items() if n) or "no findings"
+    counts = ", ".join(f"{code}: {n}" for code, n in by_rule.items() if n)
     total = len(result.findings)
+    n_files = s.get("files", 0)
     line = Text()
-    line.append(f"Found {total} finding{'s' if total != 1 else ''}", style="bold red" if total else "bold green")
-    line.append(f" ({counts}) in {s.get('files', 0)} files, {s.get('lines', 0):,} lines, "
+    if total:
+        line.append(f"Found {total} finding{'s' if total != 1 else ''}", style="bold red")
+        line.append(f" ({counts})")
+    else:
+        line.append("No findings", style="bold green")
+    line.append(f" in {n_files} file{'s' if n_files != 1 else ''}, {s.get('lines', 0):,} lines, "
                 f"{s.get('seconds', 0):.2f} s")
     if result.latent:
         line.append(f"; {len(result.latent)} latent")
