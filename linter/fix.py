@@ -27,6 +27,8 @@ finding, and the other files are still written.
 from __future__ import annotations
 
 import ast
+import builtins
+import dataclasses
 import difflib
 import os
 import stat
@@ -43,6 +45,7 @@ from .signature import bound_params
 from .summary import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
 
 _SAFE_ANNOTATION_NAMES = {"bool", "int", "float", "str", "bytes", "None", "object", "complex"}
+_BUILTIN_NAMES = set(dir(builtins)) | {"None"}
 
 
 class Unfixable(Exception):
@@ -156,8 +159,47 @@ def _method_code(ctx, f: Finding, sources: "_SourceCache", indent: str) -> str:
     if singles:
         delegates = singles
 
-    params = _merge_signatures(index, impls, member, sources, index.classes[f.class_name].module)
-    return _method_source(member, params, delegates, is_async, indent)
+    wrapper_entry = index.classes[f.class_name]
+    params = _merge_signatures(index, impls, member, sources, wrapper_entry.module)
+    bound = sources.runtime_names(wrapper_entry.file.path)
+    params = [p if not p.annotation or bound is None or _names_of(p.annotation) <= bound | _BUILTIN_NAMES
+              else dataclasses.replace(p, annotation=_quoted(p.annotation)) for p in params]
+    return _method_source(member, params, _similar_delegates(model, f.class_name, member, delegates),
+                          is_async, indent)
+
+
+def _names_of(annotation: str) -> set[str]:
+    return {_root(n) for n in ast.walk(ast.parse(annotation, mode="eval"))
+            if isinstance(n, (ast.Name, ast.Attribute))} - {None}
+
+
+def _quoted(annotation: str) -> str:
+    """A string annotation: never evaluated when the `def` runs (a name imported only under
+    `if TYPE_CHECKING:` would raise NameError at import)."""
+    return repr(annotation)
+
+
+def _similar_delegates(model, wq: str, member: str, delegates: list) -> list:
+    """The delegates the wrapper forwards its most similar members to (by shared name words:
+    `init_mha_chunk_metadata` is like `init_forward_metadata`), when that is a strict subset: a
+    prefill/decode split forwards a prefill hook to its prefill delegate only, as a maintainer writes."""
+    if len(delegates) < 2:
+        return delegates
+    words = set(member.split("_")) - {""}
+    best, chosen = 0, None
+    for d in delegates:
+        for other in model.forwarded_to(wq, d.attr):
+            score = len(words & (set(other.split("_")) - {""}))
+            if other == member or score == 0:
+                continue
+            targets = {x.attr for x in delegates if other in model.forwarded_to(wq, x.attr)}
+            if score > best:
+                best, chosen = score, targets
+            elif score == best and chosen is not None:
+                chosen = chosen | targets
+    if chosen and len(chosen) < len(delegates):
+        return [d for d in delegates if d.attr in chosen]
+    return delegates
 
 
 def _merge_signatures(index, impls, member: str, sources, wrapper_module: str) -> list[WParam]:
@@ -278,6 +320,11 @@ def _common_annotation(column, index, wrapper_module: str) -> str | None:
         if not all(_same_binding(index, wrapper_module, x[3], name) for x in column):
             return None
     return text
+
+
+def _is_type_checking(test) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
+        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
 def _root(node) -> str | None:
@@ -406,6 +453,35 @@ class _SourceCache:
             return self.module(path).default_indent
         except Exception:
             return "    "
+
+    def runtime_names(self, path: str) -> set[str] | None:
+        """Names a module binds at its top level when it runs (imports, defs, classes,
+        assignments), leaving out `if TYPE_CHECKING:` blocks; None when annotations are never
+        evaluated there (`from __future__ import annotations`)."""
+        tree = ast.parse(self.data(path))
+        names: set[str] = set()
+        stack = list(tree.body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.ImportFrom) and node.module == "__future__" and \
+                    any(a.name == "annotations" for a in node.names):
+                return None
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names.update((a.asname or a.name).split(".")[0] for a in node.names)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+            elif isinstance(node, ast.If):
+                if not _is_type_checking(node.test):
+                    stack.extend(node.body)
+                stack.extend(node.orelse)
+            elif isinstance(node, ast.Try):
+                stack.extend(node.body + node.orelse + node.finalbody)
+                for h in node.handlers:
+                    stack.extend(h.body)
+        return names
 
     def defaults(self, path: str, fn) -> tuple[dict[str, str | None], dict[str, str | None]]:
         """Parameter name -> default source text, and -> annotation text, for the function at fn.line."""

@@ -470,3 +470,78 @@ def test_a_failed_write_is_reported_and_the_other_files_are_still_fixed(tmp_path
     assert "def plan_chunks" in pair.read_text()
     assert "fixed 1 finding in 1 file" in out.stderr
     assert [p.name for p in path.parent.iterdir() if p.name.startswith(".attn-lint-")] == []
+
+
+def _import_fresh(root, module: str):
+    """Import `module` from `root` in a new interpreter: (exit status, stderr)."""
+    proc = subprocess.run([sys.executable, "-c", f"import {module}"], cwd=root, capture_output=True, text=True,
+                          timeout=60)
+    return proc.returncode, proc.stderr
+
+
+def test_fix_quotes_an_annotation_whose_name_is_imported_only_for_type_checking(tmp_path):
+    """Issue 12: `def init_mha_chunk_metadata(self, forward_batch: ForwardBatch)` was added to a
+    module that imports ForwardBatch only under TYPE_CHECKING: NameError at import."""
+    root = tmp_path / "t"
+    shutil.copytree(REPO / "fixtures" / "al001_hidden_hook", root)
+    wrapper = root / "serving" / "backends" / "hybrid_linear_attn_backend.py"
+    src = wrapper.read_text()
+    src = src.replace("from __future__ import annotations\n\n", "")
+    src = src.replace("from serving.model_executor.forward_batch_info import ForwardBatch\n",
+                      "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+                      "    from serving.model_executor.forward_batch_info import ForwardBatch\n")
+    src = src.replace(": ForwardBatch", ': "ForwardBatch"')  # the original runs: its own annotations are quoted
+    wrapper.write_text(src)
+    assert _import_fresh(root, "serving.backends.hybrid_linear_attn_backend")[0] == 0
+    assert cli(root, "--fix").exit_code == 0
+    fixed = wrapper.read_text()
+    assert "def init_mha_chunk_metadata(self, forward_batch: 'ForwardBatch'" in fixed
+    rc, err = _import_fresh(root, "serving.backends.hybrid_linear_attn_backend")
+    assert rc == 0, err
+
+
+def test_fix_keeps_an_annotation_bound_at_run_time(tmp_path):
+    root = tmp_path / "t"
+    shutil.copytree(REPO / "fixtures" / "al001_hidden_hook", root)
+    wrapper = root / "serving" / "backends" / "hybrid_linear_attn_backend.py"
+    wrapper.write_text(wrapper.read_text().replace("from __future__ import annotations\n\n", ""))
+    assert cli(root, "--fix").exit_code == 0
+    assert "forward_batch: ForwardBatch" in wrapper.read_text()
+    assert _import_fresh(root, "serving.backends.hybrid_linear_attn_backend")[0] == 0
+
+
+def test_a_split_wrapper_forwards_a_hook_where_it_forwards_similar_members(tmp_path):
+    """A prefill/decode split forwards a prefill-metadata hook to the prefill delegate only, as its
+    own `init_prefill_metadata` does, not to both."""
+    write(tmp_path, {"serving/backends.py": BASE + '''
+class FlashBackend(Backend):
+    def forward(self, batch):
+        return batch
+
+    def init_prefill_chunk_metadata(self, batch):
+        pass
+
+    def init_prefill_metadata(self, batch):
+        pass
+
+    def init_decode_metadata(self, batch):
+        pass
+
+
+class SplitBackend(Backend):
+    def __init__(self, prefill_backend: Backend, decode_backend: Backend):
+        self.prefill_backend = prefill_backend
+        self.decode_backend = decode_backend
+
+    def forward(self, batch):
+        return self.prefill_backend.forward(batch) if batch else self.decode_backend.forward(batch)
+
+    def init_prefill_metadata(self, batch):
+        self.prefill_backend.init_prefill_metadata(batch)
+
+    def init_decode_metadata(self, batch):
+        self.decode_backend.init_decode_metadata(batch)
+''', "serving/model.py": MODEL.replace("plan_chunks", "init_prefill_chunk_metadata")})
+    assert cli(tmp_path, "--fix").exit_code == 0
+    added = (tmp_path / "serving" / "backends.py").read_text().split("def init_prefill_chunk_metadata")[-1]
+    assert "self.prefill_backend" in added and "self.decode_backend" not in added
