@@ -125,7 +125,7 @@ def _opt_type(t) -> tuple | None:
 def _enc_function(f: FunctionInfo) -> tuple:
     return (f.name, f.line, f.col, f.end_line, tuple(map(tuple, f.params)), f.decorators, f.returns,
             f.return_values, f.noop, f.is_async, f.locals, f.self_attrs, tuple(map(tuple, f.calls)),
-            tuple(map(tuple, f.probes)), f.constructions, f.unimplemented)
+            tuple(map(tuple, f.probes)), f.constructions, f.unimplemented, f.gates)
 
 
 # The records are rebuilt with tuple.__new__ once their fields are checked (no argument parsing).
@@ -187,16 +187,22 @@ def _names_to(v, check) -> dict:
 
 
 def _dec_function(t) -> FunctionInfo:
-    _need(type(t) is tuple and len(t) == 16)
+    _need(type(t) is tuple and len(t) == 17)
     (name, line, col, end_line, params, decorators, returns, return_values, noop, is_async, local_names,
-     self_attrs, calls, probes, constructions, unimplemented) = t
+     self_attrs, calls, probes, constructions, unimplemented, gates) = t
     _need(type(name) is str and type(line) is int and type(col) is int and type(end_line) is int
           and type(noop) is bool and type(is_async) is bool and type(unimplemented) is bool)
     return FunctionInfo(
         name, line, col, end_line, _params(params), _strs(decorators), _opt_type(returns),
         _tuple_of(return_values, _ref), noop, is_async, _names_to(local_names, _ref) if local_names else {},
         _names_to(self_attrs, _self_attr) if self_attrs else {}, _calls(calls), _probes(probes),
-        _tuple_of(constructions, _construction), unimplemented)
+        _tuple_of(constructions, _construction), unimplemented, _tuple_of(gates, _gate))
+
+
+def _gate(t) -> None:
+    """(name, line) or (first line, last line, key of strings): FunctionInfo.gates."""
+    _need(type(t) is tuple and (len(t) == 2 and type(t[0]) is str and type(t[1]) is int
+                                or len(t) == 3 and type(t[0]) is int and type(t[1]) is int and _strs(t[2]) != ()))
 
 
 def _functions(v) -> dict[str, FunctionInfo]:

@@ -26,7 +26,7 @@ from .deepstack import call_deep
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 11
+SUMMARY_VERSION = 12
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -82,6 +82,10 @@ class FunctionInfo:
     # (callee ref, positional refs, ((keyword, ref), ...), has *args or **kwargs).
     constructions: tuple[tuple, ...] = ()
     unimplemented: bool = False  # body is only `raise NotImplementedError`: a placeholder, not a behaviour
+    # What decides which model runs this code (linter/signals/model_reach.py): calls of names the
+    # module imports or defines, (name, line), and model tests, (first line, last line, key) over
+    # the lines they guard (last line -1: to the end; first line 0: a `return` of the test).
+    gates: tuple[tuple, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -271,6 +275,7 @@ class _FunctionWalker(ast.NodeVisitor):
         self.probes: list[Probe] = []
         self.constructions: list[tuple] = []
         self.return_values: list[tuple] = []
+        self.gates: list[tuple] = []
         self.nested: list[ast.AST] = []
         self._attr_guard_depth = 0  # inside `try: ... except AttributeError`
 
@@ -408,10 +413,29 @@ class _FunctionWalker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Return(self, node: ast.Return) -> None:
+        if node.value is not None:
+            for key in model_tests(node.value) or [("other",)]:
+                if (0, 0, key) not in self.gates:
+                    self.gates.append((0, 0, key))
         if node.value is not None and len(self.return_values) < 4:
             r = self.ref(node.value)
             if r:
                 self.return_values.append(r)
+        self.generic_visit(node)
+
+    def visit_If(self, node: ast.If) -> None:
+        keys = model_tests(node.test)
+        if keys and node.body:
+            self.gates.extend((node.body[0].lineno, node.body[-1].end_lineno or 0, k) for k in keys)
+        test = node.test
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and node.body \
+                and isinstance(node.body[-1], (ast.Return, ast.Raise)) and not node.orelse:
+            # `if not is_x(config): return`: what follows runs only for that model.
+            self.gates.extend(((node.end_lineno or 0) + 1, -1, k) for k in model_tests(test.operand))
+        self.generic_visit(node)
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        self.gates.extend((node.lineno + 1, -1, k) for k in model_tests(node.test))
         self.generic_visit(node)
 
     # --- imports anywhere (module level, under TYPE_CHECKING, lazy imports in functions) ---------
@@ -483,6 +507,7 @@ class _FunctionWalker(ast.NodeVisitor):
                 callee = ("attr", recv, func.attr)
         elif isinstance(func, ast.Name):
             callee = ("name", func.id)
+            self.gates.append((func.id, node.lineno))
         elif isinstance(func, ast.Call):
             inner = self.ref(func)
             if inner and inner[0] == "getattr":
@@ -543,6 +568,55 @@ def _local_calls_bound(walker: _FunctionWalker, body: list[ast.stmt]) -> list[Ca
     return bind_local_calls(walker.calls, body, walker.hooks, _bound_value) if walker.hooks else walker.calls
 
 
+def model_tests(test: ast.expr, depth: int = 0) -> list[tuple]:
+    """The model tests a condition requires, as keys (all must hold where the condition holds):
+    ("isa", class, ...) `isinstance(<...config...>, C)`; ("call", f) `f(<...config...>)`; ("names",
+    literal, ...) a name compared with identifier literals (`arch in ("FooForCausalLM", ...)`).
+    Which of them are model tests is decided tree-wide (literals naming classes, predicates whose
+    returns are such tests)."""
+    if depth > 4:
+        return []
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return [k for v in test.values for k in model_tests(v, depth + 1)]
+    if isinstance(test, ast.NamedExpr):
+        return model_tests(test.value, depth + 1)
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.args:
+        if test.func.id == "isinstance" and len(test.args) == 2:
+            kinds = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+            names = [dotted(k) for k in kinds]
+            if _mentions_config(test.args[0]) and names and all(names):
+                return [("isa", *names)]
+        elif any(_mentions_config(a) for a in test.args):
+            return [("call", test.func.id)]
+    if isinstance(test, ast.Compare) and all(isinstance(op, (ast.Eq, ast.In)) for op in test.ops):
+        lits = []
+        for side in (test.left, *test.comparators):
+            for e in (side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]):
+                value = _str_arg(e)
+                if value is not None and value.isidentifier():
+                    lits.append(value)
+        if lits:
+            return [("names", *lits)]
+    return []
+
+
+def _mentions_config(node: ast.expr) -> bool:
+    """An expression read from something named like a model configuration (`runner.model_config.
+    hf_config`, `config`, not `quant_config`): the general vocabulary of model code, not one
+    engine's names."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Attribute):
+            return _model_config_name(node.attr) or _mentions_config(node.value)
+        node = node.value
+    return isinstance(node, ast.Name) and _model_config_name(node.id)
+
+
+def _model_config_name(name: str) -> bool:
+    # A quantization config applies to every model: testing it says nothing about which one runs.
+    name = name.lower()
+    return "config" in name and "quant" not in name
+
+
 def _catches_attribute_error(node: ast.expr | None) -> bool:
     """An `except` naming AttributeError: the try body probes attributes on purpose.
 
@@ -598,6 +672,7 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
         self_attrs={k: tuple(v) for k, v in walker.self_attrs.items()},
         calls=tuple(_local_calls_bound(walker, node.body)), probes=tuple(walker.probes),
         constructions=tuple(walker.constructions), unimplemented=is_unimplemented_body(node.body),
+        gates=tuple(walker.gates),
     )
 
 
@@ -695,16 +770,20 @@ def summarise_tree(tree: ast.Module, n_lines: int) -> ModuleSummary:
 
     module_names = {imp.local for imp in imports if imp.name is None}
     module_names.add("super")
+    # Calls of names this module imports or defines: who calls a function, for model_reach.
+    callable_names = {imp.local for imp in imports if imp.name is not None} | set(functions) | set(classes)
     for fn in _all_functions(functions, classes):
         _prune(fn, module_names)
+        fn.gates = tuple(g for g in fn.gates if len(g) == 3 or g[0] in callable_names)
 
     toplevel = FunctionInfo(
         name="<module>", line=1, col=0, end_line=n_lines, params=(), decorators=(), returns=None,
         return_values=(), noop=False, locals={k: tuple(v) for k, v in top_walker.locals.items()},
         calls=tuple(_local_calls_bound(top_walker, tree.body)), probes=tuple(top_walker.probes),
-        constructions=tuple(top_walker.constructions),
+        constructions=tuple(top_walker.constructions), gates=tuple(top_walker.gates),
     )
     _prune(toplevel, module_names, keep_all_locals=True)
+    toplevel.gates = tuple(g for g in toplevel.gates if len(g) == 3 or g[0] in callable_names)
     return ModuleSummary(
         lines=n_lines, imports=tuple(imports), classes=classes, functions=functions,
         toplevel=toplevel, dunder_all=dunder_all,

@@ -1,0 +1,333 @@
+"""model-reach: a wrapper built only for one model cannot be seen from another model's code.
+
+Two halves, both read from code structure:
+
+* **Where the wrapper is built.** Each construction of the wrapper, and the model tests that guard
+  it: an enclosing `if`, an early `if not ...: return` or an `assert` in the same function, or
+  (where the function itself is unguarded) the same on each of its callers, a few levels up. A
+  model test is `isinstance(<...config...>, C)` (admits the models whose code names C), a name
+  compared with literals that name classes of the tree (`arch in ("FooForCausalLM",)`: admits
+  those classes), or a predicate called on a config whose every `return` is such a test.
+* **Which models reach the site.** The site's class runs where an instance of it (or of a
+  subclass: mixins) is built; those constructions run in other classes' methods, and so on up to
+  the model classes: classes built nowhere in the tree and named in a plugin registration (a
+  module-level name that several modules assign their classes to).
+
+A pairing is ruled out when every construction of the wrapper requires a model test that admits
+none of the model classes reaching the site. Anything unknown keeps the pairing live: a
+construction or a caller that is not seen, a function used through a decorator, a site reached
+from module-level code or from a class built in a way the tree does not show.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+from ..confidence import Pairing, Signal
+from ..facts import scopes_of
+from ..findings import Reason, short
+
+if TYPE_CHECKING:
+    from ..context import Context
+
+MAX_CLIMB = 4  # caller levels climbed from an unguarded construction or a module-level site
+MAX_CALLERS = 40  # a function called from more places than this is treated as called from anywhere
+MIN_REGISTRY_MODULES = 3  # a module-level name is a plugin registration when this many modules assign it
+_UNKNOWN = None
+
+
+class ModelReach(Signal):
+    name = "model-reach"
+    doc = ("Rules out a wrapper paired at a site when every construction of the wrapper is guarded by "
+           "a model test (isinstance on a config class, an architecture-name comparison, a predicate "
+           "made of those) that admits none of the model classes whose code reaches the site.")
+
+    def rule_out(self, ctx: "Context", p: Pairing) -> Reason | None:
+        if p.wrapper is None or p.wrapper not in ctx.index.classes:
+            return None
+        state = ctx.__dict__.get("_model_reach")
+        if state is None:
+            state = ctx.__dict__["_model_reach"] = _Reach(ctx)
+        need = state.requirement(p.wrapper)
+        if not need:
+            return None
+        roots = state.site_roots(p.site)
+        if not roots:
+            return None
+        blocking = []
+        for alternative in need:
+            if any(all(_admits(key, r, ctx) for key, _, _, _ in alternative) for r in roots):
+                return None
+            blocking.append(next(g for g in alternative if not any(_admits(g[0], r, ctx) for r in roots)))
+        _, path, line, label = blocking[0]
+        names = ", ".join(sorted(short(r) for r in roots)[:3]) + (", ..." if len(roots) > 3 else "")
+        more = f" (and {len(blocking) - 1} more construction(s) likewise)" if len(blocking) > 1 else ""
+        return Reason(self.name, "lower", path, line,
+                      f"`{short(p.wrapper)}` is built only under {label}{more}; `{p.site.where}` is "
+                      f"reached only from model classes {names}, which that test never admits")
+
+
+def _admits(key: frozenset, root: str, ctx: "Context") -> bool:
+    return ("cls", root) in key or ("mod", ctx.index.classes[root].module) in key
+
+
+class _Reach:
+    def __init__(self, ctx: "Context"):
+        self.ctx = ctx
+        self.index = ctx.index
+        self._class_memo: dict[str, frozenset | None] = {}
+        self._need_memo: dict[str, list | None] = {}
+        self._key_memo: dict[tuple, frozenset | None] = {}
+        self._cons_memo: dict[str, list] = {}
+        named: dict[str, list] = {}
+        globals_by_name: dict[str, set[str]] = {}
+        registered: dict[str, set[str]] = {}
+        imported: dict[str, set[str]] = {}
+        escaped: set[str] = set()  # names used as values: a class built through a variable
+        via_local: dict[str, list] = {}  # class name -> functions that call a local bound to it
+        for mod in self.index.modules.values():
+            summary = mod.summary
+            for cqual, fn in scopes_of(mod.name, summary):
+                for g in fn.gates:
+                    if len(g) == 2:
+                        named.setdefault(g[0], []).append((mod.name, cqual, fn, g[1]))
+                if fn.name != "<module>":
+                    called = {c.func[1] for c in fn.calls if c.func[0] == "name"}
+                    for local, values in fn.locals.items():
+                        names: set[str] = set()
+                        for v in values:
+                            _value_names(v, names)
+                        # `layer_cls = A if x else B; layer_cls(...)` builds A or B right here.
+                        for n in names if local in called else ():
+                            via_local.setdefault(n, []).append((mod.name, cqual, fn))
+                        if local not in called:
+                            escaped |= names
+                    for v in fn.return_values:
+                        _value_names(v, escaped)
+                    for assigns in fn.self_attrs.values():
+                        for v, _, _ in assigns:
+                            _value_names(v, escaped)
+            for cinfo in summary.classes.values():
+                for attr in cinfo.attrs.values():
+                    _value_names(attr.value, escaped)
+            for gname, values in summary.globals.items():
+                classes = {v[1] for value in values
+                           for v in (value[1] if value and value[0] == "seq" else (value,))
+                           if v and v[0] == "name"}
+                if classes:
+                    globals_by_name.setdefault(gname, set()).add(mod.name)
+                    registered.setdefault(gname, set()).update(classes)
+            for imp in summary.imports:
+                imported.setdefault(imp.local, set()).add(mod.name)
+        self.named_callers = named
+        self.escaped = escaped
+        self.via_local = via_local
+        self.imported = imported
+        self.registered = {c for g, mods in globals_by_name.items() if len(mods) >= MIN_REGISTRY_MODULES
+                           for c in registered[g]}
+        self.by_short: dict[str, list[str]] = {}
+        for qual in self.index.classes:
+            self.by_short.setdefault(qual.rsplit(".", 1)[-1], []).append(qual)
+
+    # --- where the wrapper is built ---------------------------------------------------------
+    def requirement(self, wq: str) -> list | None:
+        """Alternatives (one per construction path), each the model tests it requires:
+        (key, path, line, label); None when some construction is unguarded or unseen."""
+        if wq in self._need_memo:
+            return self._need_memo[wq]
+        self._need_memo[wq] = out = self._requirement(wq)
+        return out
+
+    def _requirement(self, wq: str) -> list | None:
+        constructions = self.constructions(wq)
+        if not constructions or short(wq) in self.escaped or short(wq) in self.via_local:
+            return None  # some construction is not seen, or not where its guards can be read
+        alternatives: list = []
+        for scope, c in constructions:
+            callee = c[0]
+            if callee[0] != "name" or "." in callee[1]:
+                return None
+            lines = [g[1] for g in scope.fn.gates if len(g) == 2 and g[0] == callee[1]]
+            if not lines:
+                return None
+            for line in lines:
+                found = self._guards(scope.module, scope.cls, scope.fn, line, 0, frozenset())
+                if found is None:
+                    return None
+                alternatives.extend(found)
+        return alternatives
+
+    def _guards(self, module, cls, fn, line, depth, seen) -> list | None:
+        path = self.index.modules[module].file.display
+        keys = []
+        for g in fn.gates:
+            if len(g) == 3 and g[0] and g[0] <= line <= (fn.end_line if g[1] == -1 else g[1]):
+                key = self.key(module, g[2])
+                if key:
+                    keys.append((key, path, g[0] - 1 if g[1] != -1 else g[0], _label(g[2])))
+        if keys:
+            return [tuple(keys)]
+        if depth >= MAX_CLIMB:
+            return None
+        callers = self.callers(module, cls, fn)
+        if not callers:
+            return None
+        out: list = []
+        for m, c, f, l in callers:
+            ident = (m, c, f.name)
+            if ident in seen:
+                continue
+            found = self._guards(m, c, f, l, depth + 1, seen | {(module, cls, fn.name)})
+            if found is None:
+                return None
+            out.extend(found)
+        return out or None
+
+    def callers(self, module, cls, fn) -> list:
+        """Every call of this function the tree shows, as (module, class, function, line); empty
+        when it may be called from where the tree does not show (decorated, dunder, too many)."""
+        if fn.name == "<module>" or fn.name.startswith("__") or any(
+                d not in ("staticmethod", "classmethod") for d in fn.decorators):
+            return []
+        if cls is not None:
+            out = [(site.module, site.cls, site.fn, call.line)
+                   for site, call, _ in self.ctx.member_calls.get(fn.name, ())]
+        else:
+            out = []
+            for m, c, f, line in self.named_callers.get(fn.name, ()):
+                sym = self.index.resolve_name(m, fn.name)
+                if sym is not None and sym.kind == "function" and sym.qual == f"{module}.{fn.name}":
+                    out.append((m, c, f, line))
+        return out if len(out) <= MAX_CALLERS else []
+
+    def key(self, module: str, raw: tuple, depth: int = 0) -> frozenset | None:
+        """What a model test admits: {("cls", class)} and {("mod", module)} items; None when the
+        test is not a model test the tree can decide."""
+        memo = (module, raw)
+        if memo in self._key_memo:
+            return self._key_memo[memo]
+        self._key_memo[memo] = None  # cycle guard
+        out = self._key(module, raw, depth)
+        self._key_memo[memo] = out
+        return out
+
+    def _key(self, module: str, raw: tuple, depth: int) -> frozenset | None:
+        kind, args = raw[0], raw[1:]
+        if kind == "names":
+            found = {("cls", q) for a in args for q in self.by_short.get(a, ())}
+            return frozenset(found) or None
+        if kind == "isa":
+            mods: set = set()
+            for name in args:
+                sym = self.index.resolve_name(module, name)
+                if sym is None or sym.kind != "class" or sym.qual not in self.index.classes:
+                    return None
+                for k in {sym.qual} | self.index.descendants(sym.qual):
+                    mods.add(self.index.classes[k].module)
+                    mods.update(m for m in self.imported.get(short(k), ())
+                                if (s := self.index.resolve_name(m, short(k))) is not None and s.qual == k)
+            return frozenset(("mod", m) for m in mods)
+        if kind == "call" and depth < 3:
+            sym = self.index.resolve_name(module, args[0])
+            if sym is None or sym.kind != "function":
+                return None
+            fmod, _, fname = sym.qual.rpartition(".")
+            fn = self.index.modules[fmod].summary.functions.get(fname) if fmod in self.index.modules else None
+            returns = [g[2] for g in fn.gates if len(g) == 3 and g[0] == 0] if fn else []
+            if not returns or ("other",) in returns:
+                return None
+            out: set = set()
+            for r in returns:
+                k = self.key(fmod, r, depth + 1)
+                if k is None:
+                    return None
+                out |= k
+            return frozenset(out)
+        return None
+
+    # --- which model classes reach a site ----------------------------------------------------
+    def site_roots(self, site) -> frozenset | None:
+        return self._fn_roots(site.module, site.cls, site.fn, 0, frozenset())
+
+    def _fn_roots(self, module, cls, fn, depth, seen) -> frozenset | None:
+        if cls is not None:
+            return self._class_roots(cls)
+        if depth >= MAX_CLIMB:
+            return None
+        callers = self.callers(module, None, fn)
+        if not callers:
+            return None
+        out: set = set()
+        for m, c, f, _ in callers:
+            if (m, c, f.name) in seen:
+                continue
+            r = self._fn_roots(m, c, f, depth + 1, seen | {(module, cls, fn.name)})
+            if r is None:
+                return None
+            out |= r
+        return frozenset(out)
+
+    def _class_roots(self, qual: str) -> frozenset | None:
+        if qual in self._class_memo:
+            return self._class_memo[qual]
+        self._class_memo[qual] = frozenset()  # a cycle adds nothing
+        out: set | None = set()
+        for holder in sorted({qual} | self.index.descendants(qual)):
+            if short(holder) in self.registered:
+                out.add(holder)
+            constructions = list(self.constructions(holder))
+            for module, cls, fn in self.via_local.get(short(holder), ()):
+                sym = self.index.resolve_name(module, short(holder))
+                if sym is not None and sym.qual == holder:
+                    constructions.append((_Where(module, cls, fn), None))
+            if short(holder) in self.escaped and short(holder) not in self.registered:
+                out = None  # also built through a variable the tree does not follow
+                break
+            if not constructions:
+                if short(holder) in self.registered or self.index.subclasses.get(holder):
+                    continue  # a model class, or a base or mixin its subclasses stand for
+                out = None
+                break
+            for scope, _ in constructions:
+                r = self._fn_roots(scope.module, scope.cls, scope.fn, 0, frozenset())
+                if r is None:
+                    out = None
+                    break
+                out |= r
+            if out is None:
+                break
+        result = frozenset(out) if out is not None else None
+        self._class_memo[qual] = result
+        return result
+
+    def constructions(self, qual: str) -> list:
+        hit = self._cons_memo.get(qual)
+        if hit is None:
+            hit = self._cons_memo[qual] = self.ctx.model._constructions_of(qual)
+        return hit
+
+
+class _Where(NamedTuple):
+    module: str
+    cls: str | None
+    fn: object
+
+
+def _value_names(ref, out: set[str], depth: int = 0) -> None:
+    """Names an expression's value may be (`A if x else B`, `[A, B]`), not what it calls."""
+    if not ref or depth > 6:
+        return
+    if ref[0] == "name":
+        out.add(ref[1])
+    elif ref[0] in ("union", "seq"):
+        for item in ref[1]:
+            _value_names(item, out, depth + 1)
+
+
+def _label(raw: tuple) -> str:
+    kind, args = raw[0], raw[1:]
+    if kind == "isa":
+        return f"`isinstance(..., {' | '.join(args)})`"
+    if kind == "call":
+        return f"`{args[0]}(...)`"
+    return f"a comparison with {', '.join(repr(a) for a in args[:3])}"

@@ -1,0 +1,182 @@
+"""model-reach: a wrapper built only under a model test is not seen from other models' code."""
+
+from __future__ import annotations
+
+from conftest import lint, write_tree
+
+BACKENDS = '''
+class Backend:
+    def forward(self, x):
+        raise NotImplementedError
+
+class Impl(Backend):
+    def forward(self, x):
+        return x
+    def hook_b(self):
+        return 1
+    def hook_shared(self):
+        return 1
+    def hook_free(self):
+        return 1
+
+class Wrapper(Backend):
+    def __init__(self, inner: Backend):
+        self.inner = inner
+    def forward(self, x):
+        return self.inner.forward(x)
+
+_BACKEND: Backend = Impl()
+
+def get_backend() -> Backend:
+    return _BACKEND
+'''
+
+CONFIGS = '''
+class AConfig:
+    pass
+
+class BConfig:
+    pass
+'''
+
+SETUP = '''
+from pkg.backends import Wrapper
+from pkg.configs import AConfig
+
+def wrap(runner, backend):
+    if isinstance(runner.model_config.hf_config, AConfig):
+        return Wrapper(backend)
+    return backend
+'''
+
+SHARED = '''
+from pkg.backends import get_backend
+
+class SharedMixin:
+    def shared_step(self):
+        if hasattr(get_backend(), "hook_shared"):
+            return get_backend().hook_shared()
+
+def free_function():
+    if hasattr(get_backend(), "hook_free"):
+        return get_backend().hook_free()
+'''
+
+MODEL = '''
+from pkg.backends import get_backend
+from pkg.shared import SharedMixin
+{imports}
+
+class {P}Attention(SharedMixin):
+    def __init__(self, config{annotation}):
+        self.config = config
+    def forward(self):
+        {probe}
+
+class {P}ForCausalLM:
+    def __init__(self, config{annotation}):
+        self.attn = {P}Attention(config)
+
+EntryClass = [{P}ForCausalLM]
+'''
+
+
+def _tree(tmp_path, setup=SETUP):
+    files = {"pkg/__init__.py": "", "pkg/backends.py": BACKENDS, "pkg/configs.py": CONFIGS,
+             "pkg/setup.py": setup, "pkg/shared.py": SHARED, "pkg/models/__init__.py": ""}
+    for p, imports, annotation, probe in (
+            ("A", "from pkg.configs import AConfig", ": AConfig", "return 0"),
+            ("B", "from pkg.configs import BConfig", ": BConfig",
+             'if hasattr(get_backend(), "hook_b"):\n            return get_backend().hook_b()'),
+            ("C", "", "", "return 0")):
+        files[f"pkg/models/{p.lower()}.py"] = MODEL.format(P=p, imports=imports, annotation=annotation,
+                                                          probe=probe)
+    return write_tree(tmp_path, files)
+
+
+def _confidence(result):
+    return {(f.class_name.rsplit(".", 1)[-1], f.member): f.confidence for f in result.findings}
+
+
+def test_wrapper_built_for_one_model_is_not_seen_in_another_models_code(tmp_path):
+    got = _confidence(lint(_tree(tmp_path)))
+    assert got[("Wrapper", "hook_b")] == "low"
+    # Code both models run (a mixin), and a function whose callers are not seen, stay live.
+    assert got[("Wrapper", "hook_shared")] == "medium"
+    assert got[("Wrapper", "hook_free")] == "medium"
+
+
+def test_reason_names_the_guard(tmp_path):
+    finding = next(f for f in lint(_tree(tmp_path)).findings if f.member == "hook_b")
+    reason = finding.confidence_reasons[0]
+    assert reason.signal == "model-reach" and reason.path.endswith("setup.py") and reason.line == 6
+
+
+def test_architecture_predicate_rules_out_other_models(tmp_path):
+    setup = '''
+from pkg.backends import Wrapper
+
+def is_model_a(config):
+    arch = (config.architectures or [None])[0]
+    return arch in ("AForCausalLM",)
+
+def wrap(runner, backend):
+    if is_model_a(runner.model_config.hf_config):
+        return Wrapper(backend)
+    return backend
+'''
+    got = _confidence(lint(_tree(tmp_path, setup)))
+    assert got[("Wrapper", "hook_b")] == "low"
+    assert got[("Wrapper", "hook_shared")] == "medium"
+
+
+def test_predicate_the_tree_cannot_decide_keeps_the_pairing(tmp_path):
+    setup = '''
+from pkg.backends import Wrapper
+
+def is_model_a(config):
+    return getattr(config, "flag", False)
+
+def wrap(runner, backend):
+    if is_model_a(runner.model_config.hf_config):
+        return Wrapper(backend)
+    return backend
+'''
+    assert _confidence(lint(_tree(tmp_path, setup)))[("Wrapper", "hook_b")] == "medium"
+
+
+def test_unguarded_construction_keeps_the_pairing(tmp_path):
+    setup = '''
+from pkg.backends import Wrapper
+from pkg.configs import AConfig
+
+def wrap(runner, backend):
+    if isinstance(runner.model_config.hf_config, AConfig):
+        return Wrapper(backend)
+    return Wrapper(backend) if runner.split else backend
+'''
+    assert _confidence(lint(_tree(tmp_path, setup)))[("Wrapper", "hook_b")] == "medium"
+
+
+def test_quantization_config_test_is_not_a_model_test(tmp_path):
+    setup = '''
+from pkg.backends import Wrapper
+from pkg.configs import AConfig
+
+def wrap(runner, backend):
+    if isinstance(runner.quant_config, AConfig):
+        return Wrapper(backend)
+    return backend
+'''
+    assert _confidence(lint(_tree(tmp_path, setup)))[("Wrapper", "hook_b")] == "medium"
+
+
+def test_site_class_built_through_a_variable_is_followed_or_kept(tmp_path):
+    tree = _tree(tmp_path)
+    # A's model also builds B's attention through a local bound to the class: B's code is A's too.
+    a = (tree / "pkg/models/a.py").read_text().replace(
+        "self.attn = AAttention(config)",
+        "from pkg.models.b import BAttention\n        cls = BAttention if config else AAttention\n"
+        "        self.attn = cls(config)")
+    (tree / "pkg/models/a.py").write_text(a)
+    assert _confidence(lint(tree))[("Wrapper", "hook_b")] == "medium"
