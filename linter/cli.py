@@ -466,7 +466,11 @@ def emit(result: Result, resolved: Resolved, opts: RunOptions) -> None:
             click.echo(text)
     elif fmt == "sarif":
         from .report.sarif import render
-        click.echo(render(result, path_of, root))
+        extra = None
+        if opts.verification is not None:  # the verdicts travel as result properties
+            from ..runtime_check.verify import json_extra
+            extra = json_extra(opts.verification)
+        click.echo(render(result, path_of, root, extra))
     else:
         from .report.text import make_console, render
         render(result, make_console())

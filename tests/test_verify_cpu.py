@@ -384,6 +384,20 @@ def test_cli_verify_json():
     assert doc["findings"][0]["verification"]["verdict"] == "confirmed"
 
 
+def test_cli_verify_sarif_carries_the_verdict():
+    """Issue 12: the verdict was missing from SARIF; it is a result property, as in JSON."""
+    import pathlib
+
+    import jsonschema
+    res = _cli("--verify", "--format", "sarif", str(FIXTURES / "al002_delegation_typeerror"))
+    assert res.exit_code == 1, res.output
+    doc = json.loads(res.stdout)
+    schema = json.loads((pathlib.Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
+    jsonschema.Draft4Validator(schema).validate(doc)
+    (result,) = doc["runs"][0]["results"]
+    assert result["properties"]["verification"]["verdict"] == "confirmed"
+
+
 def test_cli_verify_text_prints_the_table():
     res = _cli("--verify", str(FIXTURES / "al001_hidden_hook"))
     assert res.exit_code == 1

@@ -59,8 +59,9 @@ def _rule_descriptors(extra_codes: set[str]) -> list[dict]:
     return out
 
 
-def build(result: Result, path_of=None, root: str | None = None) -> dict:
-    """`path_of(display) -> str` maps finding paths to paths relative to the project root."""
+def build(result: Result, path_of=None, root: str | None = None, extra: dict | None = None) -> dict:
+    """`path_of(display) -> str` maps finding paths to paths relative to the project root; `extra`
+    maps a finding to more result properties (the `verification` of --verify)."""
     path_of = path_of or (lambda p: p)
     descriptors = _rule_descriptors({f.code for f in result.findings + result.latent})
     index = {d["id"]: i for i, d in enumerate(descriptors)}
@@ -87,7 +88,7 @@ def build(result: Result, path_of=None, root: str | None = None) -> dict:
             "properties": {"class": f.class_name, "member": f.member, "targets": list(f.targets),
                            "details": dict(f.details), "confidence": f.confidence,
                            "confidence_reasons": [r.to_json() for r in f.confidence_reasons],
-                           **({"latent": True} if id(f) in latent else {})},
+                           **({"latent": True} if id(f) in latent else {}), **(extra or {}).get(f, {})},
         }
         if f.code in index:
             res["ruleIndex"] = index[f.code]
@@ -113,5 +114,5 @@ def build(result: Result, path_of=None, root: str | None = None) -> dict:
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def render(result: Result, path_of=None, root: str | None = None) -> str:
-    return json.dumps(build(result, path_of, root), indent=2)
+def render(result: Result, path_of=None, root: str | None = None, extra: dict | None = None) -> str:
+    return json.dumps(build(result, path_of, root, extra), indent=2)
