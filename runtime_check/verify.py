@@ -509,29 +509,49 @@ def _render(verdicts, console, width: int, gpu_problem: str | None) -> None:
         console.print(Text(gpu_problem, style="magenta"))
 
 
+def _plain_findings(ordered, console) -> None:
+    """Piped or NO_COLOR: one block per finding, whole names and lines, no box drawing."""
+    from rich.text import Text
+
+    console.print(Text("Runtime verification"))
+    for f, v in ordered:
+        console.print(Text(f"{f.code} {f.class_name.rsplit('.', 1)[-1]}.{f.member} at {f.path}:{f.line}"))
+        console.print(Text(f"  verdict: {v.verdict} ({v.load_mode}, {v.seconds:.3f} s)"), soft_wrap=True)
+        console.print(Text(f"  detail: {v.detail}"), soft_wrap=True)
+        if isinstance(v.gpu, dict):
+            console.print(Text(f"  GPU smoke test: {v.gpu.get('verdict')}: {v.gpu.get('detail')}"), soft_wrap=True)
+        elif v.gpu:
+            console.print(Text(f"  GPU smoke test: {v.gpu}"), soft_wrap=True)
+
+
 def _findings_table(verdicts, ordered, console, width) -> None:
+    import os
+
     from rich.table import Table
     from rich.text import Text
 
-    show_gpu = any(v.gpu is not None for v in verdicts.values())
-    table = Table(title="Runtime verification", show_lines=True, expand=False)
-    table.add_column("finding", overflow="fold", max_width=48)
-    table.add_column("load mode")
-    table.add_column("verdict")
-    table.add_column("detail", overflow="fold")
-    table.add_column("time", justify="right")
-    if show_gpu:
-        table.add_column("GPU smoke test", overflow="fold")
-    for f, v in ordered:
-        name = Text(f"{f.code} {f.class_name.rsplit('.', 1)[-1]}.{f.member}\n{f.path}:{f.line}")
-        row = [name, v.load_mode, Text(v.verdict, style=_STYLE.get(v.verdict, "")), v.detail, f"{v.seconds:.3f} s"]
+    if not console.is_terminal or os.environ.get("NO_COLOR"):
+        _plain_findings(ordered, console)
+    else:
+        show_gpu = any(v.gpu is not None for v in verdicts.values())
+        table = Table(title="Runtime verification", show_lines=True, expand=False)
+        table.add_column("finding", overflow="fold", max_width=48)
+        table.add_column("load mode")
+        table.add_column("verdict")
+        table.add_column("detail", overflow="fold")
+        table.add_column("time", justify="right")
         if show_gpu:
-            if isinstance(v.gpu, dict):
-                row.append(Text(f"{v.gpu.get('verdict')}: {v.gpu.get('detail')}"))
-            else:
-                row.append(v.gpu or "")
-        table.add_row(*row)
-    console.print(table, width=width)
+            table.add_column("GPU smoke test", overflow="fold")
+        for f, v in ordered:
+            name = Text(f"{f.code} {f.class_name.rsplit('.', 1)[-1]}.{f.member}\n{f.path}:{f.line}")
+            row = [name, v.load_mode, Text(v.verdict, style=_STYLE.get(v.verdict, "")), v.detail, f"{v.seconds:.3f} s"]
+            if show_gpu:
+                if isinstance(v.gpu, dict):
+                    row.append(Text(f"{v.gpu.get('verdict')}: {v.gpu.get('detail')}"))
+                else:
+                    row.append(v.gpu or "")
+            table.add_row(*row)
+        console.print(table, width=width)
     counts = {k: sum(1 for v in verdicts.values() if v.verdict == k) for k in VERDICTS}
     line = Text("Verified ")
     line.append(f"{len(verdicts)} finding{'s' if len(verdicts) != 1 else ''}: ")

@@ -363,7 +363,7 @@ def test_text_table_lists_each_finding(tmp_path):
     result, v = verdicts_of(FIXTURES / "al002_delegation_typeerror")
     out = tmp_path / "out.txt"
     with out.open("w") as fh:
-        render_table(v, Console(file=fh, width=200, no_color=True))
+        render_table(v, Console(file=fh, width=200, no_color=True, force_terminal=True))
     text = out.read_text()
     for word in ("finding", "load mode", "verdict", "detail", "time", "confirmed", "import",
                  "takes 2 positional arguments but 3 were given"):
@@ -589,3 +589,14 @@ def test_strict_retry_when_an_installed_package_breaks_the_module_body(tmp_path,
     assert ver.verdict == "confirmed", ver.detail
     assert ver.load_mode == "isolated-strict"
     assert "no CUDA driver" in ver.facts["first_attempt"]
+
+
+def test_piped_verification_is_plain_lines_with_whole_names():
+    """Issue 12: the verdicts were a box table even when piped, with names broken at 80 columns."""
+    import subprocess
+    proc = subprocess.run([sys.executable, "-m", "attn_lint", "--verify", "--no-cache",
+                           str(FIXTURES / "al001_hidden_hook")], capture_output=True, text=True, timeout=120,
+                          env={k: v for k, v in __import__("os").environ.items() if k != "FORCE_COLOR"})
+    out = proc.stdout
+    assert "Runtime verification" in out and "HybridLinearAttnBackend.init_mha_chunk_metadata" in out
+    assert not any(ch in out for ch in "│┃─━┏┓└┘")
