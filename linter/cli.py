@@ -74,6 +74,20 @@ def main():
     """attn-lint: find backend interface drift in LLM serving code."""
 
 
+def _unused_selectors(codes: tuple[str, ...], opts) -> tuple[tuple[str, ...], bool]:
+    """`--select AL900` (or AL9, AL90) asks for the unused-suppression report, as
+    --report-unused-suppressions does: it is taken out of the analysis rules' selection. Selected
+    alone, the analysis rules all run (a suppression is unused only against their findings) and
+    only AL900 findings are reported."""
+    from .suppress import UNUSED_CODE
+    unused = tuple(c for c in codes if len(c) > 2 and UNUSED_CODE.startswith(c) and not c.startswith("AL0"))
+    if not unused:
+        return codes, False
+    opts.report_unused = True
+    rest = tuple(c for c in codes if c not in unused)
+    return rest, not rest
+
+
 def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
     out = []
     for v in values:
@@ -87,6 +101,7 @@ class RunOptions:
 
     report_unused: bool = False
     ignore_file_errors: bool = False  # files that cannot be analysed leave the exit status alone
+    only_unused: bool = False  # `--select AL900` alone: report the unused suppressions only
     baseline: str | None = None
     write_baseline: str | None = None
     changed_files: tuple[str, ...] | None = None  # pre-commit mode: report only findings touching these
@@ -186,7 +201,8 @@ def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_ast
             if not paths and not show_settings:
                 click.echo("attn-lint: --changed-files was given no files: nothing to check", err=True)
                 sys.exit(0)
-        resolved = resolve(() if changed_files else tuple(paths), select=_codes(select), ignore=_codes(ignore),
+        select_codes, opts.only_unused = _unused_selectors(_codes(select), opts)
+        resolved = resolve(() if changed_files else tuple(paths), select=select_codes, ignore=_codes(ignore),
                            exclude=exclude, fmt=fmt, cache_dir=cache_dir, no_cache=no_cache, jobs=jobs,
                            no_astroid=no_astroid, server=server, config_file=config_file, isolated=isolated,
                            start=paths[0] if (changed_files and paths) else None, whole_project=changed_files,
@@ -347,7 +363,7 @@ def postprocess(result: Result, resolved: Resolved, opts: RunOptions) -> Result:
     from .suppress import UNUSED_CODE, apply_suppressions
     outcome = apply_suppressions(findings, result.files, report_unused=opts.report_unused,
                                  active_codes=tuple(r.code for r in resolved.settings.rules()))
-    findings = outcome.kept + outcome.unused
+    findings = outcome.unused if opts.only_unused else outcome.kept + outcome.unused
     stats["suppressed"] = len(outcome.suppressed)
 
     if resolved.per_file_ignores:

@@ -149,3 +149,14 @@ def test_class_line_in_a_tree_with_several_projects(tmp_path):
     assert code == 1
     assert [f["path"] for f in doc["findings"]] == ["b/serving/backends.py"]
     assert doc["stats"]["suppressed"] == 1
+
+
+def test_select_al900_reports_unused_suppressions(tmp_path):
+    """Issue 12: `attn-lint rules` lists AL900 but `--select AL900` was refused."""
+    make_tree(tmp_path, "AL001")
+    (tmp_path / "serving" / "extra.py").write_text("A = 1  # noqa: AL002\n")
+    code, doc = run(tmp_path, "--select", "AL900")
+    assert code == 1 and [f["code"] for f in doc["findings"]] == ["AL900"]  # the AL001 finding is not asked for
+    (tmp_path / "serving" / "extra.py").write_text("A = 1  # noqa: AL001\n")
+    code, doc = run(tmp_path, "--select", "AL001,AL900")
+    assert sorted(f["code"] for f in doc["findings"]) == ["AL001", "AL900"]
