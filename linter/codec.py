@@ -126,7 +126,8 @@ def _opt_type(t) -> tuple | None:
 def _enc_function(f: FunctionInfo) -> tuple:
     return (f.name, f.line, f.col, f.end_line, tuple(map(tuple, f.params)), f.decorators, f.returns,
             f.return_values, f.noop, f.is_async, f.locals, f.self_attrs, tuple(map(tuple, f.calls)),
-            tuple(map(tuple, f.probes)), f.constructions, tuple(map(tuple, f.guards)), tuple(map(tuple, f.reads)))
+            tuple(map(tuple, f.probes)), f.constructions, tuple(map(tuple, f.guards)), f.falsy_defaults,
+            tuple(map(tuple, f.reads)))
 
 
 # The records are rebuilt with tuple.__new__ once their fields are checked (no argument parsing).
@@ -204,16 +205,16 @@ def _names_to(v, check) -> dict:
 
 
 def _dec_function(t) -> FunctionInfo:
-    _need(type(t) is tuple and len(t) == 17)
+    _need(type(t) is tuple and len(t) == 18)
     (name, line, col, end_line, params, decorators, returns, return_values, noop, is_async, local_names,
-     self_attrs, calls, probes, constructions, guards, reads) = t
+     self_attrs, calls, probes, constructions, guards, falsy, reads) = t
     _need(type(name) is str and type(line) is int and type(col) is int and type(end_line) is int
           and type(noop) is bool and type(is_async) is bool)
     return FunctionInfo(
         name, line, col, end_line, _params(params), _strs(decorators), _opt_type(returns),
         _tuple_of(return_values, _ref), noop, is_async, _names_to(local_names, _ref) if local_names else {},
         _names_to(self_attrs, _self_attr) if self_attrs else {}, _calls(calls), _probes(probes),
-        _tuple_of(constructions, _construction), _guards(guards), _reads(reads))
+        _tuple_of(constructions, _construction), _guards(guards), _strs(falsy), _reads(reads))
 
 
 def _functions(v) -> dict[str, FunctionInfo]:

@@ -56,6 +56,15 @@ def split_test(node: ast.expr, positive: bool, ref, out: list, depth: int = 0) -
             out.append((r, positive))
 
 
+def falsy_defaults(args: ast.arguments) -> tuple[str, ...]:
+    """Parameters whose default makes a test of them fail (`x=None`, `use_x=False`): a caller that
+    does not pass one never takes the branch that needs it."""
+    positional = args.posonlyargs + args.args
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    return tuple(a.arg for a, d in pairs if isinstance(d, ast.Constant) and not d.value)
+
+
 def exits(body: list[ast.stmt]) -> bool:
     """A block that leaves the enclosing block for good: it ends in `return` or `raise`."""
     return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))

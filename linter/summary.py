@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .deepstack import call_deep
-from .guards import OPAQUE, Guard, exits, split_test
+from .guards import OPAQUE, Guard, exits, falsy_defaults, split_test
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
@@ -94,6 +94,7 @@ class FunctionInfo:
     # (callee ref, positional refs, ((keyword, ref), ...), has *args or **kwargs).
     constructions: tuple[tuple, ...] = ()
     guards: tuple[Guard, ...] = ()  # the flag tests that decide which lines run (linter/guards.py)
+    falsy_defaults: tuple[str, ...] = ()  # parameters defaulting to None/False/0/"": a test of them fails
     reads: tuple[Read, ...] = ()
 
     @property
@@ -686,7 +687,7 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
         self_attrs={k: tuple(v) for k, v in walker.self_attrs.items()},
         calls=tuple(_local_calls_bound(walker, node.body)), probes=tuple(walker.probes),
         constructions=tuple(walker.constructions), guards=tuple(walker.guards),
-        reads=_probed_reads(walker),
+        falsy_defaults=falsy_defaults(node.args), reads=_probed_reads(walker),
     )
 
 

@@ -90,3 +90,60 @@ class PlainPool(HybridPool):
     root = write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/pools.py": src})
     (f,) = [f for f in lint(root).findings if f.code == "AL002" and f.member == "set_scale"]
     assert f.confidence == "medium"
+
+
+_PASSED_IN = """
+class Pool:
+    def size(self):
+        return 0
+
+class DensePool(Pool):
+    def set_scale(self, layer, loc):
+        self.scale = loc
+
+class SparsePool(Pool):
+    def set_scale(self, layer, loc, k, scale):
+        self.scale = scale
+
+class HybridPool(Pool):
+    inner: Pool
+
+    def __init__(self, size, use_sparse: bool = False, inner: Pool | None = None):
+        self.use_sparse = use_sparse
+        if inner is not None:
+            self.inner = inner
+        elif use_sparse:
+            self.inner = SparsePool(size)
+        else:
+            self.inner = DensePool(size)
+
+    def size(self):
+        return self.inner.size()
+
+    def set_scale(self, layer, loc, k, scale):
+        assert self.use_sparse
+        self.inner.set_scale(layer, loc, k, scale)
+
+def build(size, sparse):
+    if sparse:
+        return HybridPool(size, use_sparse=True)
+    return HybridPool(size, inner=DensePool(size))
+"""
+
+
+def test_a_passed_in_delegate_never_passed_with_the_flag(tmp_path):
+    root = write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/pools.py": _PASSED_IN})
+    (f,) = [f for f in lint(root).findings if f.code == "AL002" and f.member == "set_scale"]
+    assert f.confidence == "low"
+    (why,) = [r for r in f.confidence_reasons if r.signal == "dominating-guard"]
+    assert "no call in the tree passes `inner` together with `use_sparse`" in why.note
+
+
+def test_a_passed_in_delegate_passed_with_the_flag_keeps_the_pairing(tmp_path):
+    src = _PASSED_IN + """
+def build_odd(size):
+    return HybridPool(size, use_sparse=True, inner=DensePool(size))
+"""
+    root = write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/pools.py": src})
+    (f,) = [f for f in lint(root).findings if f.code == "AL002" and f.member == "set_scale"]
+    assert f.confidence == "medium"

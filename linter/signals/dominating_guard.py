@@ -57,11 +57,13 @@ class DominatingGuard(Signal):
         hit = memo[key]
         if hit is None:
             return None
-        flag, positive, path, line = hit
+        flag, positive, path, line, apart = hit
         test = f"self.{flag}" if positive else f"not self.{flag}"
+        also = (f"; no call in the tree passes {', '.join(f'`{a}`' for a in apart)} together with `{flag}`"
+                if apart else "")
         return Reason(self.name, "lower", site.path, p.line,
                       f"`{test}` holds here; `{short(p.impl)}` can be `self.{attr}` only where "
-                      f"`{flag}` is {'False' if positive else 'True'} ({path}:{line})")
+                      f"`{flag}` is {'False' if positive else 'True'} ({path}:{line}){also}")
 
 
 def _decide(ctx: "Context", wrapper: str, site_cls: str, attr: str, tested: dict[str, bool],
@@ -73,6 +75,7 @@ def _decide(ctx: "Context", wrapper: str, site_cls: str, attr: str, tested: dict
     classes = set(index.mro(wrapper)) | index.descendants(site_cls)
     impl_mro = set(index.mro(impl)) if impl in index.classes else {impl}
     excluded_by = None
+    apart: set[str] = set()  # parameters never passed together with the flag's
     flags_stored_from_params = {f: True for f in tested}
     for c in sorted(classes):
         entry = index.classes.get(c)
@@ -91,11 +94,15 @@ def _decide(ctx: "Context", wrapper: str, site_cls: str, attr: str, tested: dict
                 continue  # this assignment never holds `impl`
             decided = _decided(method, line, tested)
             if decided is None:
+                passed = _never_together(ctx, c, method, line, tested)
+                if passed:
+                    apart |= passed
+                    continue
                 return None  # it may hold `impl` where the tested flags hold
             excluded_by = excluded_by or (*decided, entry.file.display, line)
     if excluded_by is None or not all(flags_stored_from_params.values()):
         return None
-    return excluded_by
+    return (*excluded_by, tuple(sorted(apart)))
 
 
 def _types(ctx: "Context", entry, method, value, ann) -> frozenset | None:
@@ -127,3 +134,35 @@ def _decided(method, line: int, tested: dict[str, bool]) -> tuple[str, bool] | N
         if flag in tested and tested[flag] != positive:
             return flag, tested[flag]
     return None
+
+
+def _never_together(ctx: "Context", cls: str, method, line: int, tested: dict[str, bool]) -> set[str]:
+    """An `__init__` assignment made only when a parameter is passed (`if inner is not None:`, the
+    parameter defaulting to None), in a class that no call in the tree builds passing both that
+    parameter and the one the tested flag is stored from (which defaults to false): where the flag
+    holds, this assignment never ran. Every call running this `__init__` must be seen. Returns the
+    parameters the assignment needs (empty: it may run with the flag)."""
+    if method.name != "__init__":
+        return set()
+    falsy = set(method.falsy_defaults)
+    needs = {ref[1] for ref, positive in dominating(method.guards, line)
+             if positive and ref[0] == "name" and ref[1] in falsy}
+    stored = {}
+    for flag, positive in tested.items():
+        for value, _, _ in method.self_attrs.get(flag, ()):
+            if positive and value and value[0] == "name" and value[1] in falsy:
+                stored[flag] = value[1]
+    if not needs or not stored:
+        return set()
+    flag = min(stored)
+    sources = ctx.model._delegate_sources(cls, flag)
+    if not sources:
+        return set()  # built nowhere in the tree: by code we cannot see
+    wanted = needs | set(stored.values())
+    for _, (_, args, kwargs, star), params, _, _ in sources:
+        if star:
+            return set()
+        passed = {k for k, _ in kwargs} | set(params[:len(args)])
+        if wanted <= passed:
+            return set()
+    return needs
