@@ -526,7 +526,10 @@ class _FunctionWalker(ast.NodeVisitor):
             self._attr_guard_depth -= 1
         for part in (node.handlers, node.orelse, node.finalbody):
             for stmt in part:
-                self.block_end = (stmt.end_lineno or 0) if isinstance(stmt, ast.ExceptHandler) else 0
+                self.block_end = 0
+                if isinstance(stmt, ast.ExceptHandler):  # runs only when the body fails
+                    self.block_end = stmt.end_lineno or stmt.lineno
+                    self.guards.append(Guard(OPAQUE, True, stmt.lineno, self.block_end))
                 self.visit(stmt)
         self.block_end = outer
 
@@ -674,6 +677,8 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
         # Closures see the enclosing function's names; summarise their calls and probes in its scope.
         if isinstance(nested, (ast.FunctionDef, ast.AsyncFunctionDef)):
             walker.block_end = nested.end_lineno or nested.lineno
+            # A closure's body runs when it is called, if ever: not on the enclosing function's path.
+            walker.guards.append(Guard(OPAQUE, True, nested.lineno, walker.block_end))
             for stmt in nested.body:
                 walker.visit(stmt)
         else:

@@ -50,6 +50,7 @@ def test_branches_asserts_and_early_returns():
     assert set(dominating(f.guards, 14)) == {(self_x, True), (("attr", ("name", "self"), "ready"), True)}
     assert (OPAQUE, True) in dominating(f.guards, 16)  # a loop body may not run
     assert (OPAQUE, True) in dominating(f.guards, 18)  # a caught try body may not finish
+    assert (OPAQUE, True) in dominating(f.guards, 20)  # a handler runs only on failure
     assert (self_x, True) in dominating(g.guards, 25)  # `or` fails as a whole past the early return
     assert init.falsy_defaults == ("inner", "n")
 

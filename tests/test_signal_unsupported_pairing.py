@@ -104,3 +104,12 @@ def plan(batch):
     assert sorted(f.member for f in found) == ["plan_sparse", "prepare_sparse"]
     notes = {r.note for f in found for r in f.confidence_reasons if r.signal == "unsupported-pairing"}
     assert len(notes) == 1 and all(f.confidence == "low" for f in found)
+
+
+def test_read_in_a_handler_or_a_closure_keeps_the_pairing(tmp_path):
+    f = _finding(tmp_path, "try:\n        return batch\n    except ValueError:\n        return backend.page_size")
+    assert f.confidence == "medium"
+    f = _finding(tmp_path, "return lambda: backend.page_size")
+    assert f.confidence == "medium"
+    f = _finding(tmp_path, "def later():\n        return backend.page_size\n    return later")
+    assert f.confidence == "medium"

@@ -20,7 +20,6 @@ from ..confidence import Pairing, Signal
 from ..findings import Reason, short
 from ..guards import dominating, self_flag
 from ..resolve import Scope
-from ..facts import _self_attrs_in
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -45,11 +44,9 @@ class DominatingGuard(Signal):
         tested = {f: next(iter(v)) for f, v in tested.items() if len(v) == 1}
         if not tested:
             return None
-        attrs: set[str] = set()
-        _self_attrs_in(p.receiver, site.fn, self_name, attrs, 0, {})
-        if len(attrs) != 1:
+        attr = _own_attr(p.receiver, self_name)
+        if attr is None:
             return None
-        attr = attrs.pop()
         memo = ctx.__dict__.setdefault("_dominating_guard_memo", {})
         key = (p.wrapper, site.cls, attr, tuple(sorted(tested.items())), p.impl)
         if key not in memo:
@@ -64,6 +61,13 @@ class DominatingGuard(Signal):
         return Reason(self.name, "lower", site.path, p.line,
                       f"`{test}` holds here; `{short(p.impl)}` can be `self.{attr}` only where "
                       f"`{flag}` is {'False' if positive else 'True'} ({path}:{line}){also}")
+
+
+def _own_attr(ref: tuple | None, self_name: str) -> str | None:
+    """`x` of a receiver `self.x` (or an item of it, `self.x[i]`): the delegate the constructor built."""
+    while ref is not None and ref[0] in ("sub", "iter"):
+        ref = ref[1]
+    return self_flag(ref, self_name) if ref is not None else None
 
 
 def _decide(ctx: "Context", wrapper: str, site_cls: str, attr: str, tested: dict[str, bool],

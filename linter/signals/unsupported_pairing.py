@@ -66,7 +66,7 @@ def _hard_use(ctx: "Context", p: Pairing) -> tuple[str, int, str] | None:
     index = ctx.index
     fn = p.site.fn
     if not fn.reads or p.impl not in index.classes or p.wrapper not in index.classes \
-            or index.has_getattr_hook(p.wrapper):
+            or index.has_getattr_hook(p.wrapper) or index.opaque_bases(p.wrapper):
         return None
     obj = _object_keys(fn, p.receiver)
     if not obj:
