@@ -19,6 +19,7 @@ Type refs (from annotations): ("t", "dotted.name"), ("tseq", typeref), ("tunion"
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -53,8 +54,8 @@ class Probe(NamedTuple):
 
 class Read(NamedTuple):
     """An unguarded `recv.attr` load on an object the same function probes (`b.meta` after
-    `hasattr(b, "hook")`, also `f().meta` after `hasattr(f(), ...)`): what the code takes for granted
-    of the object whose optional hooks it probes."""
+    `hasattr(b, "hook")`, also `get()`.meta where `get()`, an accessor without arguments, gave the
+    probed object): what the code takes for granted of the object whose optional hooks it probes."""
 
     line: int
     receiver: tuple
@@ -94,7 +95,8 @@ class FunctionInfo:
     # (callee ref, positional refs, ((keyword, ref), ...), has *args or **kwargs).
     constructions: tuple[tuple, ...] = ()
     guards: tuple[Guard, ...] = ()  # the flag tests that decide which lines run (linter/guards.py)
-    falsy_defaults: tuple[str, ...] = ()  # parameters defaulting to None/False/0/"": a test of them fails
+    # `__init__` only: parameters defaulting to None/False/0/"", so that a test of them fails
+    falsy_defaults: tuple[str, ...] = ()
     reads: tuple[Read, ...] = ()
 
     @property
@@ -546,7 +548,8 @@ class _FunctionWalker(ast.NodeVisitor):
                 kind = type(value)
                 if self._conditional:
                     pass
-                elif kind is ast.Name or (kind is ast.Call and type(value.func) is ast.Name):
+                elif kind is ast.Name or (kind is ast.Call and type(value.func) is ast.Name
+                                          and not value.args and not value.keywords):
                     self.reads.append(node)  # kept only if a probe examines the same object
                 elif kind is ast.Attribute:
                     self.chained.add(id(value))
@@ -692,7 +695,7 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
         self_attrs={k: tuple(v) for k, v in walker.self_attrs.items()},
         calls=tuple(_local_calls_bound(walker, node.body)), probes=tuple(walker.probes),
         constructions=tuple(walker.constructions), guards=tuple(walker.guards),
-        falsy_defaults=falsy_defaults(node.args), reads=_probed_reads(walker),
+        falsy_defaults=falsy_defaults(node.args) if node.name == "__init__" else (), reads=_probed_reads(walker),
     )
 
 
@@ -896,6 +899,8 @@ def _prune(fn: FunctionInfo, module_names: set[str], keep_all_locals: bool = Fal
             continue
         kept.append(call)
     fn.calls = tuple(kept)
+    if fn.guards:
+        fn.guards = _guards_in_use(fn)
     if keep_all_locals:
         return
     wanted: set[str] = set()
@@ -925,6 +930,36 @@ def _prune(fn: FunctionInfo, module_names: set[str], keep_all_locals: bool = Fal
             _names_in(value, found)
         todo.extend(n for n in found if n in fn.locals and n not in closure)
     fn.locals = closure
+
+
+def _guards_in_use(fn: FunctionInfo) -> tuple[Guard, ...]:
+    """The guards the whole-tree passes can use: any over a probe or a read (the path a probe and
+    the reads of its object share; `OPAQUE` ones only where there are reads), a test of
+    `self.<flag>` over a kept call or a `self` assignment, a test of a name over a `self` assignment
+    (a constructor choosing its delegate by a parameter)."""
+    probed = sorted({p.line for p in fn.probes} | {r.line for r in fn.reads})
+    calls = sorted({c.line for c in fn.calls})
+    stores = sorted({line for assigns in fn.self_attrs.values() for _, _, line in assigns})
+    self_ref = ("name", fn.params[0].name) if fn.params else None
+    kept = []
+    for g in fn.guards:
+        test = g.test
+        if test == OPAQUE:
+            if fn.reads and _covers(probed, g):
+                kept.append(g)
+        elif _covers(probed, g):
+            kept.append(g)
+        elif test[0] == "attr" and test[1] == self_ref and self_ref is not None:
+            if _covers(calls, g) or _covers(stores, g):
+                kept.append(g)
+        elif test[0] == "name" and _covers(stores, g):
+            kept.append(g)
+    return tuple(kept)
+
+
+def _covers(lines: list[int], g: Guard) -> bool:
+    i = bisect_left(lines, g.first)
+    return i < len(lines) and lines[i] <= g.last
 
 
 def _definitions_in(stmt: ast.stmt):

@@ -20,13 +20,13 @@ class W:
 
     def f(self, items):
         assert self.use_x and self.ready
-        self.inner.m(1)
+        inner = self.inner; hasattr(inner, "k")
         for item in items:
-            self.inner.m(item)
+            inner.m(item)
         try:
-            self.inner.k()
+            inner.k()
         except Exception:
-            pass
+            inner.m(0)
 
     def g(self, n):
         if not self.use_x or n > 1:
@@ -53,6 +53,13 @@ def test_branches_asserts_and_early_returns():
     assert (OPAQUE, True) in dominating(f.guards, 20)  # a handler runs only on failure
     assert (self_x, True) in dominating(g.guards, 25)  # `or` fails as a whole past the early return
     assert init.falsy_defaults == ("inner", "n")
+
+
+def test_only_guards_over_recorded_lines_are_kept():
+    fns = _fns()
+    assert [r.attr for r in fns["f"].reads] == ["m", "k", "m"]
+    # `g` reads nothing off a probed object: its loop-free body keeps no OPAQUE stretch.
+    assert all(guard.test != OPAQUE for guard in fns["g"].guards)
 
 
 def test_codec_keeps_guards_and_reads():
