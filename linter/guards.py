@@ -18,6 +18,7 @@ anything else (another test, a loop, a `try` with handlers) are recorded with th
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left
 from typing import NamedTuple
 
 
@@ -85,3 +86,33 @@ def self_flag(ref: tuple, self_name: str | None) -> str | None:
     if self_name and ref[0] == "attr" and ref[1] == ("name", self_name):
         return ref[2]
     return None
+
+
+def guards_in_use(fn) -> tuple[Guard, ...]:
+    """The guards the whole-tree passes can use: any over a probe or a read (the path a probe and
+    the reads of its object share; `OPAQUE` ones only where there are reads), a test of
+    `self.<flag>` over a kept call or a `self` assignment, a test of a name over a `self` assignment
+    (a constructor choosing its delegate by a parameter)."""
+    probed = sorted({p.line for p in fn.probes} | {r.line for r in fn.reads})
+    calls = sorted({c.line for c in fn.calls})
+    stores = sorted({line for assigns in fn.self_attrs.values() for _, _, line in assigns})
+    self_ref = ("name", fn.params[0].name) if fn.params else None
+    kept = []
+    for g in fn.guards:
+        test = g.test
+        if test == OPAQUE:
+            if fn.reads and _covers(probed, g):
+                kept.append(g)
+        elif _covers(probed, g):
+            kept.append(g)
+        elif test[0] == "attr" and test[1] == self_ref and self_ref is not None:
+            if _covers(calls, g) or _covers(stores, g):
+                kept.append(g)
+        elif test[0] == "name" and _covers(stores, g):
+            kept.append(g)
+    return tuple(kept)
+
+
+def _covers(lines: list[int], g: Guard) -> bool:
+    i = bisect_left(lines, g.first)
+    return i < len(lines) and lines[i] <= g.last

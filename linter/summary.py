@@ -19,12 +19,11 @@ Type refs (from annotations): ("t", "dotted.name"), ("tseq", typeref), ("tunion"
 from __future__ import annotations
 
 import ast
-from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .deepstack import call_deep
-from .guards import OPAQUE, Guard, exits, falsy_defaults, split_test
+from .guards import OPAQUE, Guard, exits, falsy_defaults, guards_in_use, split_test
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
@@ -900,7 +899,7 @@ def _prune(fn: FunctionInfo, module_names: set[str], keep_all_locals: bool = Fal
         kept.append(call)
     fn.calls = tuple(kept)
     if fn.guards:
-        fn.guards = _guards_in_use(fn)
+        fn.guards = guards_in_use(fn)
     if keep_all_locals:
         return
     wanted: set[str] = set()
@@ -930,36 +929,6 @@ def _prune(fn: FunctionInfo, module_names: set[str], keep_all_locals: bool = Fal
             _names_in(value, found)
         todo.extend(n for n in found if n in fn.locals and n not in closure)
     fn.locals = closure
-
-
-def _guards_in_use(fn: FunctionInfo) -> tuple[Guard, ...]:
-    """The guards the whole-tree passes can use: any over a probe or a read (the path a probe and
-    the reads of its object share; `OPAQUE` ones only where there are reads), a test of
-    `self.<flag>` over a kept call or a `self` assignment, a test of a name over a `self` assignment
-    (a constructor choosing its delegate by a parameter)."""
-    probed = sorted({p.line for p in fn.probes} | {r.line for r in fn.reads})
-    calls = sorted({c.line for c in fn.calls})
-    stores = sorted({line for assigns in fn.self_attrs.values() for _, _, line in assigns})
-    self_ref = ("name", fn.params[0].name) if fn.params else None
-    kept = []
-    for g in fn.guards:
-        test = g.test
-        if test == OPAQUE:
-            if fn.reads and _covers(probed, g):
-                kept.append(g)
-        elif _covers(probed, g):
-            kept.append(g)
-        elif test[0] == "attr" and test[1] == self_ref and self_ref is not None:
-            if _covers(calls, g) or _covers(stores, g):
-                kept.append(g)
-        elif test[0] == "name" and _covers(stores, g):
-            kept.append(g)
-    return tuple(kept)
-
-
-def _covers(lines: list[int], g: Guard) -> bool:
-    i = bisect_left(lines, g.first)
-    return i < len(lines) and lines[i] <= g.last
 
 
 def _definitions_in(stmt: ast.stmt):
