@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from .confidence import LEVELS
 from .findings import Evidence, FileError, Finding, Reason
-from .summary import CallSite, ClassAttr, ClassInfo, FunctionInfo, Import, ModuleSummary, Param, Probe
+from .guards import Guard
+from .summary import CallSite, ClassAttr, ClassInfo, FunctionInfo, Import, ModuleSummary, Param, Probe, Read
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +126,8 @@ def _opt_type(t) -> tuple | None:
 def _enc_function(f: FunctionInfo) -> tuple:
     return (f.name, f.line, f.col, f.end_line, tuple(map(tuple, f.params)), f.decorators, f.returns,
             f.return_values, f.noop, f.is_async, f.locals, f.self_attrs, tuple(map(tuple, f.calls)),
-            tuple(map(tuple, f.probes)), f.constructions, f.unimplemented, f.gates)
+            tuple(map(tuple, f.probes)), f.constructions, f.unimplemented, f.gates,
+            tuple(map(tuple, f.guards)), f.falsy_defaults, tuple(map(tuple, f.reads)))
 
 
 # The records are rebuilt with tuple.__new__ once their fields are checked (no argument parsing).
@@ -159,6 +161,22 @@ def _probes(v) -> tuple:
     return tuple([_new(Probe, t) for t in v])
 
 
+def _guards(v) -> tuple:
+    _need(type(v) is tuple)
+    for t in v:
+        _need(type(t) is tuple and len(t) == 4 and type(t[1]) is bool and type(t[2]) is int and type(t[3]) is int)
+        _ref(t[0])
+    return tuple([_new(Guard, t) for t in v])
+
+
+def _reads(v) -> tuple:
+    _need(type(v) is tuple)
+    for t in v:
+        _need(type(t) is tuple and len(t) == 4 and type(t[0]) is int and type(t[2]) is str and type(t[3]) is bool)
+        _ref(t[1])
+    return tuple([_new(Read, t) for t in v])
+
+
 def _self_attr(t) -> None:
     _need(type(t) is tuple and len(t) == 3 and type(t[2]) is int)
     _opt_ref(t[0])
@@ -187,16 +205,17 @@ def _names_to(v, check) -> dict:
 
 
 def _dec_function(t) -> FunctionInfo:
-    _need(type(t) is tuple and len(t) == 17)
+    _need(type(t) is tuple and len(t) == 20)
     (name, line, col, end_line, params, decorators, returns, return_values, noop, is_async, local_names,
-     self_attrs, calls, probes, constructions, unimplemented, gates) = t
+     self_attrs, calls, probes, constructions, unimplemented, gates, guards, falsy, reads) = t
     _need(type(name) is str and type(line) is int and type(col) is int and type(end_line) is int
           and type(noop) is bool and type(is_async) is bool and type(unimplemented) is bool)
     return FunctionInfo(
         name, line, col, end_line, _params(params), _strs(decorators), _opt_type(returns),
         _tuple_of(return_values, _ref), noop, is_async, _names_to(local_names, _ref) if local_names else {},
         _names_to(self_attrs, _self_attr) if self_attrs else {}, _calls(calls), _probes(probes),
-        _tuple_of(constructions, _construction), unimplemented, _tuple_of(gates, _gate))
+        _tuple_of(constructions, _construction), unimplemented, _tuple_of(gates, _gate), _guards(guards),
+        _strs(falsy), _reads(reads))
 
 
 def _gate(t) -> None:

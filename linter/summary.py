@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .deepstack import call_deep
+from .guards import OPAQUE, Guard, exits, falsy_defaults, guards_in_use, split_test
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 12
+SUMMARY_VERSION = 13
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -48,6 +49,17 @@ class Probe(NamedTuple):
     receiver: tuple | None
     member: str
     kind: str  # hasattr | getattr-default | try-except
+
+
+class Read(NamedTuple):
+    """An unguarded `recv.attr` load on an object the same function probes (`b.meta` after
+    `hasattr(b, "hook")`, also `get()`.meta where `get()`, an accessor without arguments, gave the
+    probed object): what the code takes for granted of the object whose optional hooks it probes."""
+
+    line: int
+    receiver: tuple
+    attr: str
+    chained: bool  # the loaded value is itself read from (`recv.attr.x`)
 
 
 class CallSite(NamedTuple):
@@ -86,6 +98,10 @@ class FunctionInfo:
     # module imports or defines, (name, line), and model tests, (first line, last line, key) over
     # the lines they guard (last line -1: to the end; first line 0: a `return` of the test).
     gates: tuple[tuple, ...] = ()
+    guards: tuple[Guard, ...] = ()  # the flag tests that decide which lines run (linter/guards.py)
+    # `__init__` only: parameters defaulting to None/False/0/"", so that a test of them fails
+    falsy_defaults: tuple[str, ...] = ()
+    reads: tuple[Read, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -278,6 +294,13 @@ class _FunctionWalker(ast.NodeVisitor):
         self.gates: list[tuple] = []
         self.nested: list[ast.AST] = []
         self._attr_guard_depth = 0  # inside `try: ... except AttributeError`
+        self.guards: list[Guard] = []
+        self.reads: list[ast.Attribute] = []  # `x.a` / `f().a` loads outside any AttributeError guard
+        self.chained: set[int] = set()  # ids of loads whose value is read further (`x.a.b`)
+        self._conditional = 0  # inside an expression part that may not be evaluated
+        # Last line of the statement list being walked, where an `assert` or an early `return`
+        # stops deciding; 0 where that list is not known (then neither is recorded).
+        self.block_end = 0
 
     # The per-file pass walks a million lines: a dispatch table and a skip list for leaves
     # instead of NodeVisitor's per-node name lookup roughly halves the walk.
@@ -392,7 +415,7 @@ class _FunctionWalker(ast.NodeVisitor):
 
     def visit_For(self, node: ast.For) -> None:
         self._bind_loop(node.target, node.iter)
-        self.generic_visit(node)
+        self._in_block(node)
 
     visit_AsyncFor = visit_For
 
@@ -404,7 +427,7 @@ class _FunctionWalker(ast.NodeVisitor):
         for item in node.items:
             if item.optional_vars is not None:
                 self.bind(item.optional_vars, None)
-        self.generic_visit(node)
+        self._in_block(node)
 
     visit_AsyncWith = visit_With
 
@@ -423,7 +446,9 @@ class _FunctionWalker(ast.NodeVisitor):
                 self.return_values.append(r)
         self.generic_visit(node)
 
-    def visit_If(self, node: ast.If) -> None:
+    # Model tests (gates, for linter/signals/model_reach.py) are recorded by visit_If and
+    # visit_Assert below, which also record the flag tests (guards).
+    def _if_gates(self, node: ast.If) -> None:
         keys = model_tests(node.test)
         if keys and node.body:
             self.gates.extend((node.body[0].lineno, node.body[-1].end_lineno or 0, k) for k in keys)
@@ -432,11 +457,6 @@ class _FunctionWalker(ast.NodeVisitor):
                 and isinstance(node.body[-1], (ast.Return, ast.Raise)) and not node.orelse:
             # `if not is_x(config): return`: what follows runs only for that model.
             self.gates.extend(((node.end_lineno or 0) + 1, -1, k) for k in model_tests(test.operand))
-        self.generic_visit(node)
-
-    def visit_Assert(self, node: ast.Assert) -> None:
-        self.gates.extend((node.lineno + 1, -1, k) for k in model_tests(node.test))
-        self.generic_visit(node)
 
     # --- imports anywhere (module level, under TYPE_CHECKING, lazy imports in functions) ---------
     def visit_Import(self, node: ast.Import) -> None:
@@ -461,29 +481,111 @@ class _FunctionWalker(ast.NodeVisitor):
     visit_ClassDef = visit_FunctionDef
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
+        self._conditional += 1
         self.visit(node.body)
+        self._conditional -= 1
+
+    def _sometimes(self, node: ast.expr) -> None:
+        """`a if c else b`, `a and b`, a comprehension's element: a read there may not happen."""
+        self._conditional += 1
+        self.generic_visit(node)
+        self._conditional -= 1
+
+    visit_IfExp = visit_BoolOp = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _sometimes
+
+    # --- dominating flag tests (linter/guards.py) ---------------------------------------------
+    def visit_If(self, node: ast.If) -> None:
+        self._if_gates(node)
+        self.visit(node.test)
+        outer = self.block_end
+        holds: list = []
+        fails: list = []
+        split_test(node.test, True, self.ref, holds)
+        split_test(node.test, False, self.ref, fails)
+        if not holds:
+            holds = [(OPAQUE, True)]
+        if not fails:
+            fails = [(OPAQUE, False)]
+        for part, facts in ((node.body, holds), (node.orelse, fails)):
+            if not part:
+                continue
+            self.block_end = part[-1].end_lineno or part[-1].lineno
+            self.guards.extend(Guard(r, p, part[0].lineno, self.block_end) for r, p in facts)
+            for stmt in part:
+                self.visit(stmt)
+        self.block_end = outer
+        end = node.end_lineno or node.lineno
+        if outer > end and exits(node.body):
+            self.guards.extend(Guard(r, p, end + 1, outer) for r, p in fails)
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        self.gates.extend((node.lineno + 1, -1, k) for k in model_tests(node.test))
+        end = node.end_lineno or node.lineno
+        if self.block_end > end:
+            holds: list = []
+            split_test(node.test, True, self.ref, holds)
+            self.guards.extend(Guard(r, p, end + 1, self.block_end) for r, p in holds)
+        self.generic_visit(node)
+
+    def _in_block(self, node: ast.stmt) -> None:
+        """A loop or `with`: an assert in its body decides up to the statement's end."""
+        outer = self.block_end
+        self.block_end = node.end_lineno or node.lineno
+        if type(node) is not ast.With and type(node) is not ast.AsyncWith and node.body:
+            self.guards.append(Guard(OPAQUE, True, node.body[0].lineno, self.block_end))  # may run 0 times
+        self.generic_visit(node)
+        self.block_end = outer
+
+    visit_While = _in_block
+
+    def visit_Match(self, node: ast.stmt) -> None:
+        outer = self.block_end
+        self.block_end = 0  # one case's assert says nothing of the next case
+        self.guards.append(Guard(OPAQUE, True, node.lineno, node.end_lineno or node.lineno))
+        self.generic_visit(node)
+        self.block_end = outer
 
     # --- probes and calls -------------------------------------------------------------------
     def visit_Try(self, node: ast.Try) -> None:
         catches = any(_catches_attribute_error(h.type) for h in node.handlers)
+        outer = self.block_end
         if catches:
             self._attr_guard_depth += 1
-            for stmt in node.body:
-                self.visit(stmt)
+        # A failed assert in the body can land in a handler: the body's asserts decide the body only.
+        self.block_end = node.body[-1].end_lineno or 0
+        if node.handlers:  # an error in the body may be caught: what runs there is not certain
+            self.guards.append(Guard(OPAQUE, True, node.body[0].lineno, self.block_end))
+        for stmt in node.body:
+            self.visit(stmt)
+        if catches:
             self._attr_guard_depth -= 1
-            for part in (node.handlers, node.orelse, node.finalbody):
-                for stmt in part:
-                    self.visit(stmt)
-        else:
-            self.generic_visit(node)
+        for part in (node.handlers, node.orelse, node.finalbody):
+            for stmt in part:
+                self.block_end = 0
+                if isinstance(stmt, ast.ExceptHandler):  # runs only when the body fails
+                    self.block_end = stmt.end_lineno or stmt.lineno
+                    self.guards.append(Guard(OPAQUE, True, stmt.lineno, self.block_end))
+                self.visit(stmt)
+        self.block_end = outer
 
     visit_TryStar = visit_Try
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if self._attr_guard_depth and isinstance(node.ctx, ast.Load):
-            recv = self.ref(node.value)
-            if recv is not None:
-                self.probes.append(Probe(node.lineno, node.col_offset, recv, node.attr, "try-except"))
+        if type(node.ctx) is ast.Load:
+            if self._attr_guard_depth:
+                recv = self.ref(node.value)
+                if recv is not None:
+                    self.probes.append(Probe(node.lineno, node.col_offset, recv, node.attr, "try-except"))
+            else:
+                value = node.value
+                kind = type(value)
+                if self._conditional:
+                    pass
+                elif kind is ast.Name or (kind is ast.Call and type(value.func) is ast.Name
+                                          and not value.args and not value.keywords):
+                    self.reads.append(node)  # kept only if a probe examines the same object
+                elif kind is ast.Attribute:
+                    self.chained.add(id(value))
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -654,11 +756,15 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
     if in_class and "staticmethod" not in decorators and params and params[0].kind <= POSITIONAL_OR_KEYWORD:
         self_name = params[0].name
     walker = _FunctionWalker(self_name, imports)
+    walker.block_end = node.end_lineno or node.lineno
     for stmt in node.body:
         walker.visit(stmt)
     for nested in walker.nested:
         # Closures see the enclosing function's names; summarise their calls and probes in its scope.
         if isinstance(nested, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            walker.block_end = nested.end_lineno or nested.lineno
+            # A closure's body runs when it is called, if ever: not on the enclosing function's path.
+            walker.guards.append(Guard(OPAQUE, True, nested.lineno, walker.block_end))
             for stmt in nested.body:
                 walker.visit(stmt)
         else:
@@ -672,8 +778,34 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
         self_attrs={k: tuple(v) for k, v in walker.self_attrs.items()},
         calls=tuple(_local_calls_bound(walker, node.body)), probes=tuple(walker.probes),
         constructions=tuple(walker.constructions), unimplemented=is_unimplemented_body(node.body),
-        gates=tuple(walker.gates),
+        gates=tuple(walker.gates), guards=tuple(walker.guards),
+        falsy_defaults=falsy_defaults(node.args) if node.name == "__init__" else (), reads=_probed_reads(walker),
     )
+
+
+def _probed_reads(walker: _FunctionWalker) -> tuple[Read, ...]:
+    if not walker.probes or not walker.reads:
+        return ()
+    probed = {p.receiver for p in walker.probes}
+    accessors = set()  # `get_backend` where `get_backend()` (or a local bound to it) is probed
+    for r in probed:
+        if r is not None:
+            for v in (walker.locals.get(r[1], ()) if r[0] == "name" else (r,)):
+                if v and v[0] == "call" and v[1] is not None:
+                    accessors.add(v[1])
+    out = []
+    for node in walker.reads:
+        value = node.value
+        if type(value) is ast.Name:
+            recv = ("name", value.id)
+            if recv not in probed:
+                continue
+        else:
+            if ("name", value.func.id) not in accessors:
+                continue
+            recv = walker.ref(value)
+        out.append(Read(node.lineno, recv, node.attr, id(node) in walker.chained))
+    return tuple(out)
 
 
 def _summarise_class(node: ast.ClassDef, prefix: str, classes: dict[str, ClassInfo], pending: list,
@@ -855,6 +987,8 @@ def _prune(fn: FunctionInfo, module_names: set[str], keep_all_locals: bool = Fal
             continue
         kept.append(call)
     fn.calls = tuple(kept)
+    if fn.guards:
+        fn.guards = guards_in_use(fn)
     if keep_all_locals:
         return
     wanted: set[str] = set()

@@ -12,6 +12,8 @@ from ..confidence import Signal
 _SIGNALS: tuple[tuple[str, str], ...] = (
     ("wrapper_role", "WrapperRole"),
     ("model_reach", "ModelReach"),
+    ("dominating_guard", "DominatingGuard"),
+    ("unsupported_pairing", "UnsupportedPairing"),
 )
 
 
