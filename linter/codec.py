@@ -125,7 +125,7 @@ def _opt_type(t) -> tuple | None:
 def _enc_function(f: FunctionInfo) -> tuple:
     return (f.name, f.line, f.col, f.end_line, tuple(map(tuple, f.params)), f.decorators, f.returns,
             f.return_values, f.noop, f.is_async, f.locals, f.self_attrs, tuple(map(tuple, f.calls)),
-            tuple(map(tuple, f.probes)), f.constructions)
+            tuple(map(tuple, f.probes)), f.constructions, f.platform_gates)
 
 
 # The records are rebuilt with tuple.__new__ once their fields are checked (no argument parsing).
@@ -187,16 +187,21 @@ def _names_to(v, check) -> dict:
 
 
 def _dec_function(t) -> FunctionInfo:
-    _need(type(t) is tuple and len(t) == 15)
+    _need(type(t) is tuple and len(t) == 16)
     (name, line, col, end_line, params, decorators, returns, return_values, noop, is_async, local_names,
-     self_attrs, calls, probes, constructions) = t
+     self_attrs, calls, probes, constructions, platform_gates) = t
     _need(type(name) is str and type(line) is int and type(col) is int and type(end_line) is int
           and type(noop) is bool and type(is_async) is bool)
     return FunctionInfo(
         name, line, col, end_line, _params(params), _strs(decorators), _opt_type(returns),
         _tuple_of(return_values, _ref), noop, is_async, _names_to(local_names, _ref) if local_names else {},
         _names_to(self_attrs, _self_attr) if self_attrs else {}, _calls(calls), _probes(probes),
-        _tuple_of(constructions, _construction))
+        _tuple_of(constructions, _construction), _tuple_of(platform_gates, _platform_gate))
+
+
+def _platform_gate(t) -> None:
+    _need(type(t) is tuple and len(t) == 4 and type(t[0]) is int and type(t[1]) is int and type(t[3]) is bool)
+    _strs(t[2])
 
 
 def _functions(v) -> dict[str, FunctionInfo]:
@@ -237,7 +242,8 @@ def encode_parsed(p: Parsed) -> tuple:
     s = p.summary
     summary = None if s is None else (
         s.lines, tuple(map(tuple, s.imports)), tuple(_enc_class(c) for c in s.classes.values()),
-        tuple(_enc_function(f) for f in s.functions.values()), _enc_function(s.toplevel), s.dunder_all)
+        tuple(_enc_function(f) for f in s.functions.values()), _enc_function(s.toplevel), s.dunder_all,
+        s.unguarded_imports)
     return (p.digest, summary, p.error)
 
 
@@ -248,16 +254,17 @@ def decode_parsed(plain, digest: str) -> Parsed:
     if summary is None:
         _need(type(error) is tuple and len(error) == 3)
         return Parsed(digest, None, (_str(error[0]), _str(error[1]), _int(error[2])))
-    _need(error is None and type(summary) is tuple and len(summary) == 6)
-    lines, imports, classes, functions, toplevel, dunder_all = summary
+    _need(error is None and type(summary) is tuple and len(summary) == 7)
+    lines, imports, classes, functions, toplevel, dunder_all, unguarded = summary
     _need(type(imports) is tuple and type(classes) is tuple and (dunder_all is None or type(dunder_all) is tuple))
+    _tuple_of(unguarded, lambda i: _need(type(i) is int and 0 <= i < len(imports)))
     decoded_classes = {}
     for t in classes:
         c = _dec_class(t)
         decoded_classes[c.name] = c
     return Parsed(digest, ModuleSummary(
         _int(lines), tuple(map(_import, imports)), decoded_classes, _functions(functions),
-        _dec_function(toplevel), dunder_all if dunder_all is None else _strs(dunder_all)), None)
+        _dec_function(toplevel), dunder_all if dunder_all is None else _strs(dunder_all), unguarded), None)
 
 
 # --- the file map: path -> ((mtime_ns, size), content digest) ---------------------------------------

@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .deepstack import call_deep
+from .platforms import platform_gates
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 10
+SUMMARY_VERSION = 11
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -81,6 +82,8 @@ class FunctionInfo:
     # Calls of CamelCase names (constructors, by convention) with their argument expressions:
     # (callee ref, positional refs, ((keyword, ref), ...), has *args or **kwargs).
     constructions: tuple[tuple, ...] = ()
+    # Where a platform test holds (linter/platforms.py): ((first, last line, platforms, negated), ...).
+    platform_gates: tuple[tuple, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -128,6 +131,7 @@ class ModuleSummary:
     functions: dict[str, FunctionInfo]
     toplevel: FunctionInfo  # module-level code, as a pseudo-function
     dunder_all: tuple[str, ...] | None = None  # what `from module import *` takes, when declared
+    unguarded_imports: tuple[int, ...] = ()  # indices in `imports` of module-level imports under no if/try
 
     @property
     def globals(self) -> dict[str, tuple[tuple, ...]]:
@@ -587,6 +591,7 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
         self_attrs={k: tuple(v) for k, v in walker.self_attrs.items()},
         calls=tuple(_local_calls_bound(walker, node.body)), probes=tuple(walker.probes),
         constructions=tuple(walker.constructions),
+        platform_gates=platform_gates(node.body, node.end_lineno or node.lineno),
     )
 
 
@@ -661,6 +666,7 @@ def summarise_tree(tree: ast.Module, n_lines: int) -> ModuleSummary:
     functions: dict[str, FunctionInfo] = {}
     pending: list[ast.AST] = []
     dunder_all = None
+    unguarded: list[int] = []
 
     top_walker = _FunctionWalker(None, imports)
     for stmt in tree.body:
@@ -675,7 +681,10 @@ def summarise_tree(tree: ast.Module, n_lines: int) -> ModuleSummary:
                 isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets):
             dunder_all = tuple(e.value for e in stmt.value.elts
                                if isinstance(e, ast.Constant) and isinstance(e.value, str))
+        first = len(imports)
         top_walker.visit(stmt)  # definitions nested under if/try are skipped by the walker
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            unguarded.extend(range(first, len(imports)))
     # Classes defined inside functions are rare in backends but real; keep them addressable.
     while pending:
         node = pending.pop()
@@ -691,12 +700,12 @@ def summarise_tree(tree: ast.Module, n_lines: int) -> ModuleSummary:
         name="<module>", line=1, col=0, end_line=n_lines, params=(), decorators=(), returns=None,
         return_values=(), noop=False, locals={k: tuple(v) for k, v in top_walker.locals.items()},
         calls=tuple(_local_calls_bound(top_walker, tree.body)), probes=tuple(top_walker.probes),
-        constructions=tuple(top_walker.constructions),
+        constructions=tuple(top_walker.constructions), platform_gates=platform_gates(tree.body, n_lines, True),
     )
     _prune(toplevel, module_names, keep_all_locals=True)
     return ModuleSummary(
         lines=n_lines, imports=tuple(imports), classes=classes, functions=functions,
-        toplevel=toplevel, dunder_all=dunder_all,
+        toplevel=toplevel, dunder_all=dunder_all, unguarded_imports=tuple(unguarded),
     )
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 from ..confidence import Signal
 
 # (module name, class name) in the order they are asked; filled in as signals land.
-_SIGNALS: tuple[tuple[str, str], ...] = ()
+_SIGNALS: tuple[tuple[str, str], ...] = (
+    ("platform", "PlatformSignal"),
+)
 
 
 def active_signals() -> list[Signal]:
