@@ -127,7 +127,8 @@ def _enc_function(f: FunctionInfo) -> tuple:
     return (f.name, f.line, f.col, f.end_line, tuple(map(tuple, f.params)), f.decorators, f.returns,
             f.return_values, f.noop, f.is_async, f.locals, f.self_attrs, tuple(map(tuple, f.calls)),
             tuple(map(tuple, f.probes)), f.constructions, f.unimplemented, f.gates,
-            tuple(map(tuple, f.guards)), f.falsy_defaults, tuple(map(tuple, f.reads)))
+            tuple(map(tuple, f.guards)), f.falsy_defaults, tuple(map(tuple, f.reads)),
+            f.platform_gates)
 
 
 # The records are rebuilt with tuple.__new__ once their fields are checked (no argument parsing).
@@ -205,9 +206,10 @@ def _names_to(v, check) -> dict:
 
 
 def _dec_function(t) -> FunctionInfo:
-    _need(type(t) is tuple and len(t) == 20)
+    _need(type(t) is tuple and len(t) == 21)
     (name, line, col, end_line, params, decorators, returns, return_values, noop, is_async, local_names,
-     self_attrs, calls, probes, constructions, unimplemented, gates, guards, falsy, reads) = t
+     self_attrs, calls, probes, constructions, unimplemented, gates, guards, falsy, reads,
+     platform_gates) = t
     _need(type(name) is str and type(line) is int and type(col) is int and type(end_line) is int
           and type(noop) is bool and type(is_async) is bool and type(unimplemented) is bool)
     return FunctionInfo(
@@ -215,13 +217,18 @@ def _dec_function(t) -> FunctionInfo:
         _tuple_of(return_values, _ref), noop, is_async, _names_to(local_names, _ref) if local_names else {},
         _names_to(self_attrs, _self_attr) if self_attrs else {}, _calls(calls), _probes(probes),
         _tuple_of(constructions, _construction), unimplemented, _tuple_of(gates, _gate), _guards(guards),
-        _strs(falsy), _reads(reads))
+        _strs(falsy), _reads(reads), _tuple_of(platform_gates, _platform_gate))
 
 
 def _gate(t) -> None:
     """(name, line) or (first line, last line, key of strings): FunctionInfo.gates."""
     _need(type(t) is tuple and (len(t) == 2 and type(t[0]) is str and type(t[1]) is int
                                 or len(t) == 3 and type(t[0]) is int and type(t[1]) is int and _strs(t[2]) != ()))
+
+
+def _platform_gate(t) -> None:
+    _need(type(t) is tuple and len(t) == 4 and type(t[0]) is int and type(t[1]) is int and type(t[3]) is bool)
+    _strs(t[2])
 
 
 def _functions(v) -> dict[str, FunctionInfo]:
@@ -262,7 +269,8 @@ def encode_parsed(p: Parsed) -> tuple:
     s = p.summary
     summary = None if s is None else (
         s.lines, tuple(map(tuple, s.imports)), tuple(_enc_class(c) for c in s.classes.values()),
-        tuple(_enc_function(f) for f in s.functions.values()), _enc_function(s.toplevel), s.dunder_all)
+        tuple(_enc_function(f) for f in s.functions.values()), _enc_function(s.toplevel), s.dunder_all,
+        s.unguarded_imports)
     return (p.digest, summary, p.error)
 
 
@@ -273,16 +281,17 @@ def decode_parsed(plain, digest: str) -> Parsed:
     if summary is None:
         _need(type(error) is tuple and len(error) == 3)
         return Parsed(digest, None, (_str(error[0]), _str(error[1]), _int(error[2])))
-    _need(error is None and type(summary) is tuple and len(summary) == 6)
-    lines, imports, classes, functions, toplevel, dunder_all = summary
+    _need(error is None and type(summary) is tuple and len(summary) == 7)
+    lines, imports, classes, functions, toplevel, dunder_all, unguarded = summary
     _need(type(imports) is tuple and type(classes) is tuple and (dunder_all is None or type(dunder_all) is tuple))
+    _tuple_of(unguarded, lambda i: _need(type(i) is int and 0 <= i < len(imports)))
     decoded_classes = {}
     for t in classes:
         c = _dec_class(t)
         decoded_classes[c.name] = c
     return Parsed(digest, ModuleSummary(
         _int(lines), tuple(map(_import, imports)), decoded_classes, _functions(functions),
-        _dec_function(toplevel), dunder_all if dunder_all is None else _strs(dunder_all)), None)
+        _dec_function(toplevel), dunder_all if dunder_all is None else _strs(dunder_all), unguarded), None)
 
 
 # --- the file map: path -> ((mtime_ns, size), content digest) ---------------------------------------

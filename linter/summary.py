@@ -24,10 +24,11 @@ from typing import NamedTuple
 
 from .deepstack import call_deep
 from .guards import OPAQUE, Guard, exits, falsy_defaults, guards_in_use, split_test
+from .platforms import platform_gates
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 13
+SUMMARY_VERSION = 14
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -102,6 +103,8 @@ class FunctionInfo:
     # `__init__` only: parameters defaulting to None/False/0/"", so that a test of them fails
     falsy_defaults: tuple[str, ...] = ()
     reads: tuple[Read, ...] = ()
+    # Where a platform test holds (linter/platforms.py): ((first, last line, platforms, negated), ...).
+    platform_gates: tuple[tuple, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -149,6 +152,7 @@ class ModuleSummary:
     functions: dict[str, FunctionInfo]
     toplevel: FunctionInfo  # module-level code, as a pseudo-function
     dunder_all: tuple[str, ...] | None = None  # what `from module import *` takes, when declared
+    unguarded_imports: tuple[int, ...] = ()  # indices in `imports` of module-level imports under no if/try
 
     @property
     def globals(self) -> dict[str, tuple[tuple, ...]]:
@@ -780,6 +784,7 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
         constructions=tuple(walker.constructions), unimplemented=is_unimplemented_body(node.body),
         gates=tuple(walker.gates), guards=tuple(walker.guards),
         falsy_defaults=falsy_defaults(node.args) if node.name == "__init__" else (), reads=_probed_reads(walker),
+        platform_gates=platform_gates(node.body, node.end_lineno or node.lineno),
     )
 
 
@@ -879,6 +884,7 @@ def summarise_tree(tree: ast.Module, n_lines: int) -> ModuleSummary:
     functions: dict[str, FunctionInfo] = {}
     pending: list[ast.AST] = []
     dunder_all = None
+    unguarded: list[int] = []
 
     top_walker = _FunctionWalker(None, imports)
     for stmt in tree.body:
@@ -893,7 +899,10 @@ def summarise_tree(tree: ast.Module, n_lines: int) -> ModuleSummary:
                 isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets):
             dunder_all = tuple(e.value for e in stmt.value.elts
                                if isinstance(e, ast.Constant) and isinstance(e.value, str))
+        first = len(imports)
         top_walker.visit(stmt)  # definitions nested under if/try are skipped by the walker
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            unguarded.extend(range(first, len(imports)))
     # Classes defined inside functions are rare in backends but real; keep them addressable.
     while pending:
         node = pending.pop()
@@ -913,12 +922,13 @@ def summarise_tree(tree: ast.Module, n_lines: int) -> ModuleSummary:
         return_values=(), noop=False, locals={k: tuple(v) for k, v in top_walker.locals.items()},
         calls=tuple(_local_calls_bound(top_walker, tree.body)), probes=tuple(top_walker.probes),
         constructions=tuple(top_walker.constructions), gates=tuple(top_walker.gates),
+        platform_gates=platform_gates(tree.body, n_lines, True),
     )
     _prune(toplevel, module_names, keep_all_locals=True)
     toplevel.gates = tuple(g for g in toplevel.gates if len(g) == 3 or g[0] in callable_names)
     return ModuleSummary(
         lines=n_lines, imports=tuple(imports), classes=classes, functions=functions,
-        toplevel=toplevel, dunder_all=dunder_all,
+        toplevel=toplevel, dunder_all=dunder_all, unguarded_imports=tuple(unguarded),
     )
 
 

@@ -14,6 +14,7 @@ _SIGNALS: tuple[tuple[str, str], ...] = (
     ("model_reach", "ModelReach"),
     ("dominating_guard", "DominatingGuard"),
     ("unsupported_pairing", "UnsupportedPairing"),
+    ("platform", "PlatformSignal"),
 )
 
 
