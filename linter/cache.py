@@ -93,7 +93,11 @@ def _seal_digest(name: str, payload) -> bytes:
 def seal(name: str, plain) -> bytes:
     """The stored form of plain data under the entry name `name` (the digest binds the two, so an
     entry copied under another name is a miss)."""
-    payload = marshal.dumps(plain, 4)
+    return sealed(name, marshal.dumps(plain, 4))
+
+
+def sealed(name: str, payload: bytes) -> bytes:
+    """`seal` of data already in marshal form."""
     return _MAGIC + _seal_digest(name, payload) + payload
 
 
@@ -145,7 +149,13 @@ class Cache:
 
     @staticmethod
     def encode(parsed: Parsed) -> bytes:
-        return seal(parsed.digest, encode_parsed(parsed))
+        return sealed(parsed.digest, Cache.plain_bytes(parsed))
+
+    @staticmethod
+    def plain_bytes(parsed: Parsed) -> bytes:
+        """A summary's plain form in marshal form: the payload of its entry, and what a pool worker
+        hands its parent (codec.decode_own)."""
+        return marshal.dumps(encode_parsed(parsed), 4)
 
     @staticmethod
     def decode(raw: bytes | None, digest: str) -> Parsed | None:

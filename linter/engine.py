@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import gc
+import marshal
 import os
 import signal
 import sys
 import time
 from dataclasses import dataclass, field
 
-from .cache import SUMMARY_KEY, TOOL_KEY, Cache, content_hash, default_cache_dir, entry_name
+from .cache import SUMMARY_KEY, TOOL_KEY, Cache, content_hash, default_cache_dir, entry_name, sealed
 from .codec import Parsed as _Parsed
+from .codec import decode_own
 from .discover import SourceFile, discover, open_source
 from .findings import FileError, Finding
 
@@ -84,27 +86,38 @@ def _parse_bytes(data: bytes, path: str, max_bytes: int, digest: str) -> _Parsed
                                                         f"({type(exc).__name__}: {exc}); please report it", 0))
 
 
-def _worker(args: tuple[str, int, str | None]) -> tuple[str, _Parsed | None, str | None]:
-    """Read, summarise and cache one file. A pool worker checks and decodes a cached entry itself:
-    the parent receives only summaries made or checked by its own workers, and the slower checked
-    decoding runs in parallel."""
-    path, max_bytes, cache_dir = args
+def _summarise_file(path: str, max_bytes: int, cache: Cache | None) -> tuple[_Parsed | None, bytes | None, str | None]:
+    """Read, summarise and cache one file: (its summary, the summary's plain form in marshal form
+    when it was made here, why the file could not be read)."""
     try:
         with open_source(path) as fh:
             data = fh.read(max_bytes + 1)
     except OSError as exc:
-        return path, None, exc.strerror or str(exc)
-    cache = Cache(cache_dir) if cache_dir else None
+        return None, None, exc.strerror or str(exc)
     digest = content_hash(data)
     if cache is not None:
         # Same content seen before (another checkout, a moved tree, a reverted edit): no parse.
         hit = cache.get_summary(digest)
         if hit is not None:
-            return path, hit, None
+            return hit, None, None
     parsed = _parse_bytes(data, path, max_bytes, digest)
-    if cache is not None:
-        cache.put_raw(parsed.digest, Cache.encode(parsed))
-    return path, parsed, None
+    if cache is None:
+        return parsed, None, None
+    plain = Cache.plain_bytes(parsed)
+    cache.put_raw(digest, sealed(digest, plain))
+    return parsed, plain, None
+
+
+def _worker(args: tuple[str, int, str | None]) -> tuple[str, bytes | None, str | None]:
+    """A pool worker: one file's summary in plain marshal form (codec.decode_own rebuilds it), made
+    here or checked here from the cache: the parent receives only summaries made or checked by its
+    own workers, the slower checked decoding runs in parallel, and the plain form costs both sides
+    less than pickling the objects (a fresh summary's is the cache entry's payload, made anyway)."""
+    path, max_bytes, cache_dir = args
+    parsed, plain, failure = _summarise_file(path, max_bytes, Cache(cache_dir) if cache_dir else None)
+    if parsed is not None and plain is None:
+        plain = Cache.plain_bytes(parsed)  # re-encoded from what the checked decoder returned
+    return path, plain, failure
 
 
 def _init_worker(parent: int) -> None:
@@ -297,14 +310,18 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
         ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
                                  initargs=(os.getpid(),)) as pool:
-            results = list(pool.map(_worker, tasks, chunksize=max(1, min(16, len(tasks) // (jobs * 8)))))
-    else:
-        results = [_worker(t) for t in tasks]
-    for path, result, failure in results:
+            for path, plain, failure in pool.map(_worker, tasks, chunksize=max(1, min(16, len(tasks) // (jobs * 8)))):
+                if failure is not None:
+                    failures[path] = failure
+                else:
+                    parsed[path] = decode_own(marshal.loads(plain))
+        return
+    for path, max_bytes, _ in tasks:
+        result, _, failure = _summarise_file(path, max_bytes, cache if cache.enabled else None)
         if failure is not None:
             failures[path] = failure
-            continue
-        parsed[path] = result
+        else:
+            parsed[path] = result
 
 
 def _size(path: str) -> int:

@@ -233,3 +233,39 @@ def test_every_summary_survives_the_round_trip():
         data = open(path, "rb").read()
         parsed = _parse_bytes(data, path, 8 << 20, content_hash(data))
         assert Cache.decode(Cache.encode(parsed), parsed.digest) == parsed, path
+
+
+def test_sealed_entries_of_the_wrong_shape_are_misses():
+    """The seal's key is no secret, so anyone who can write the cache folder can seal any plain data:
+    the decoder's checks, memos included, must turn every wrong shape into a miss, and a value equal
+    to one already checked (1 == 1.0 == True) must never bring its own types into a summary."""
+    import marshal
+
+    from attn_lint.linter.cache import content_hash, sealed
+    from attn_lint.linter.codec import encode_parsed
+    from attn_lint.linter.engine import _parse_bytes
+    source = b"class A(B):\n    def f(self, x, *, y=1):\n        return self.g(x).h\n"
+    parsed = _parse_bytes(source, "a.py", 1 << 20, content_hash(source))
+    plain = encode_parsed(parsed)
+    assert Cache.decode(sealed(parsed.digest, marshal.dumps(plain)), parsed.digest) == parsed
+
+    def swap(value, old, new):  # every `old` (by type and value) anywhere in `value` replaced by `new`
+        if type(value) is type(old) and value == old:
+            return new
+        if type(value) is tuple:
+            return tuple(swap(v, old, new) for v in value)
+        if type(value) is dict:
+            return {k: swap(v, old, new) for k, v in value.items()}
+        return value
+
+    bad = [swap(plain, 1, 1.0), swap(plain, 1, True), swap(plain, ("name", "self"), ["name", "self"]),
+           swap(plain, "self", b"self"), swap(plain, ("name", "x"), ("name", "x", "extra")),
+           swap(plain, ("name", "x"), compile("0", "x", "eval")), swap(plain, False, 0)]
+    deep = ("name", "x")
+    for _ in range(500):
+        deep = ("attr", deep, "a")
+    bad.append(swap(plain, ("name", "x"), deep))
+    for value in bad:
+        got = Cache.decode(sealed(parsed.digest, marshal.dumps(value)), parsed.digest)
+        # a miss, or (for a value equal to a checked one) exactly the checked summary
+        assert got is None or repr(got) == repr(parsed), value
