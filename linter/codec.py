@@ -323,11 +323,12 @@ def decode_parsed(plain, digest: str) -> Parsed:
 # entry with decode_parsed first and passes on only the encoding of what that returned.
 def _own_function(t) -> FunctionInfo:
     (name, line, col, end_line, params, decorators, returns, return_values, noop, is_async, local_names,
-     self_attrs, calls, probes, constructions) = t
+     self_attrs, calls, probes, constructions, unimplemented, gates, guards, falsy, reads, platform_gates) = t
     return FunctionInfo(name, line, col, end_line, tuple([_new(Param, p) for p in params]), decorators, returns,
                         return_values, noop, is_async, local_names, self_attrs,
                         tuple([_new(CallSite, c) for c in calls]), tuple([_new(Probe, p) for p in probes]),
-                        constructions)
+                        constructions, unimplemented, gates, tuple([_new(Guard, g) for g in guards]), falsy,
+                        tuple([_new(Read, r) for r in reads]), platform_gates)
 
 
 def _own_class(t) -> ClassInfo:
@@ -341,10 +342,10 @@ def decode_own(plain) -> Parsed:
     digest, summary, error = plain
     if summary is None:
         return Parsed(digest, None, error)
-    lines, imports, classes, functions, toplevel, dunder_all = summary
+    lines, imports, classes, functions, toplevel, dunder_all, unguarded = summary
     return Parsed(digest, ModuleSummary(
         lines, tuple([_new(Import, i) for i in imports]), {c[0]: _own_class(c) for c in classes},
-        {f[0]: _own_function(f) for f in functions}, _own_function(toplevel), dunder_all), None)
+        {f[0]: _own_function(f) for f in functions}, _own_function(toplevel), dunder_all, unguarded), None)
 
 
 # --- the file map: path -> ((mtime_ns, size), content digest) ---------------------------------------
