@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .deepstack import call_deep
-from .platforms import platform_gates
+from .platforms import add_platform_gates, mentions_platform_test
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
@@ -591,7 +591,6 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
         self_attrs={k: tuple(v) for k, v in walker.self_attrs.items()},
         calls=tuple(_local_calls_bound(walker, node.body)), probes=tuple(walker.probes),
         constructions=tuple(walker.constructions),
-        platform_gates=platform_gates(node.body, node.end_lineno or node.lineno),
     )
 
 
@@ -657,7 +656,10 @@ def summarise_source(source: str | bytes, filename: str = "<unknown>") -> Module
         n_lines = source.count(b"\n") + (0 if source.endswith(b"\n") or not source else 1)
     else:
         n_lines = source.count("\n") + (0 if source.endswith("\n") or not source else 1)
-    return call_deep(summarise_tree, tree, n_lines)  # valid code nested as deep as CPython compiles
+    summary = call_deep(summarise_tree, tree, n_lines)  # valid code nested as deep as CPython compiles
+    if mentions_platform_test(source):  # a scan of the bytes spares the statement walk in most files
+        call_deep(add_platform_gates, tree, summary)
+    return summary
 
 
 def summarise_tree(tree: ast.Module, n_lines: int) -> ModuleSummary:
@@ -700,7 +702,7 @@ def summarise_tree(tree: ast.Module, n_lines: int) -> ModuleSummary:
         name="<module>", line=1, col=0, end_line=n_lines, params=(), decorators=(), returns=None,
         return_values=(), noop=False, locals={k: tuple(v) for k, v in top_walker.locals.items()},
         calls=tuple(_local_calls_bound(top_walker, tree.body)), probes=tuple(top_walker.probes),
-        constructions=tuple(top_walker.constructions), platform_gates=platform_gates(tree.body, n_lines, True),
+        constructions=tuple(top_walker.constructions),
     )
     _prune(toplevel, module_names, keep_all_locals=True)
     return ModuleSummary(
