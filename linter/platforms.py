@@ -10,9 +10,10 @@ each mapped to the one platform it names:
     tpu -> tpu                musa -> musa              hpu, gaudi -> hpu
     cuda -> cuda              cpu -> cpu
 
-`cuda` and `cpu` count only as package folders, kernel package names and predicate tests, never
-as a word in a module, class or function name: PyTorch names its device API `cuda` on ROCm too
-(`cuda_graph_runner` runs on AMD), and `cpu` in a name is mostly host memory (`seq_lens_cpu`).
+`cuda` and `cpu` count only as package folders, kernel package names and predicate tests
+(`is_cuda()`), never as a word in a name or a compared string: PyTorch names its device API
+`cuda` on ROCm too (`cuda_graph_runner` runs on AMD, `tensor.device.type == "cuda"` holds there),
+and `cpu` in a name or a device string is mostly host memory (`seq_lens_cpu`, `device="cpu"`).
 
 The vocabulary is read by the per-file pass (summary.py records predicate tests and imports in
 these words): changing it changes summaries, so bump SUMMARY_VERSION with it.
@@ -30,10 +31,16 @@ PLATFORM_WORDS = {
     "hpu": "hpu", "gaudi": "hpu",
     "cuda": "cuda", "cpu": "cpu",
 }
-# Words too common in names that are not about the platform (see the docstring).
+# Words too common in names and device strings that are not about the platform (see above).
 _NOT_IN_NAMES = {"cuda", "cpu"}
 NAME_WORDS = {w: p for w, p in PLATFORM_WORDS.items() if w not in _NOT_IN_NAMES}
 
+# A file with none of these (a predicate or a quoted platform word) has no platform test.
+_WORDS = "|".join(sorted(PLATFORM_WORDS))
+_QUOTED = "|".join(sorted(NAME_WORDS))
+# Two patterns: the first has a literal prefix, which `re` finds several times faster.
+_PREDICATE_HINT = re.compile(rf"is_(?:{_WORDS})\b".encode())
+_QUOTED_HINT = re.compile(rf"[\"'](?:{_QUOTED})[\"']".encode())
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
@@ -117,8 +124,8 @@ def test_platform(node) -> tuple | None:
         return ((frozenset([plat]), False), (frozenset([plat]), True)) if plat else None
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
         for side in (node.left, node.comparators[0]):
-            if isinstance(side, ast.Constant) and isinstance(side.value, str) and side.value in PLATFORM_WORDS:
-                fact = (frozenset([PLATFORM_WORDS[side.value]]), False)
+            if isinstance(side, ast.Constant) and isinstance(side.value, str) and side.value in NAME_WORDS:
+                fact = (frozenset([NAME_WORDS[side.value]]), False)
                 neg = (fact[0], True)
                 return (fact, neg) if isinstance(node.ops[0], ast.Eq) else (neg, fact)
     return None
@@ -166,3 +173,32 @@ def _scan(body: list, end: int, out: list, module_level: bool = False) -> None:
 
 def _plain(fact: tuple) -> tuple:
     return (tuple(sorted(fact[0])), fact[1])
+
+
+def mentions_platform_test(source: str | bytes) -> bool:
+    """Whether a file may hold a platform test at all (a predicate or a quoted platform word)."""
+    data = source if isinstance(source, bytes) else source.encode()
+    return _PREDICATE_HINT.search(data) is not None or _QUOTED_HINT.search(data) is not None
+
+
+def add_platform_gates(tree: ast.Module, summary) -> None:
+    """Fill `platform_gates` on a module's summarised functions (matched by name and line)."""
+    summary.toplevel.platform_gates = platform_gates(tree.body, summary.lines, True)
+    by_line = {(f.name, f.line): f for f in summary.functions.values()}
+    for c in summary.classes.values():
+        by_line.update(((f.name, f.line), f) for f in c.methods.values())
+    for node in _definitions(tree.body):
+        fn = by_line.get((node.name, node.lineno))
+        if fn is not None:
+            fn.platform_gates = platform_gates(node.body, node.end_lineno or node.lineno)
+
+
+def _definitions(body: list):
+    """Functions and methods, at any depth of statements (closures too: harmless, unmatched)."""
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield stmt
+        for name in ("body", "orelse", "finalbody", "handlers"):
+            inner = getattr(stmt, name, None)
+            if inner and isinstance(inner, list):
+                yield from _definitions(inner)

@@ -24,11 +24,11 @@ from typing import NamedTuple
 
 from .deepstack import call_deep
 from .guards import OPAQUE, Guard, exits, falsy_defaults, guards_in_use, split_test
-from .platforms import platform_gates
+from .platforms import add_platform_gates, mentions_platform_test
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 14
+SUMMARY_VERSION = 15
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -784,7 +784,6 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
         constructions=tuple(walker.constructions), unimplemented=is_unimplemented_body(node.body),
         gates=tuple(walker.gates), guards=tuple(walker.guards),
         falsy_defaults=falsy_defaults(node.args) if node.name == "__init__" else (), reads=_probed_reads(walker),
-        platform_gates=platform_gates(node.body, node.end_lineno or node.lineno),
     )
 
 
@@ -875,7 +874,10 @@ def summarise_source(source: str | bytes, filename: str = "<unknown>") -> Module
         n_lines = source.count(b"\n") + (0 if source.endswith(b"\n") or not source else 1)
     else:
         n_lines = source.count("\n") + (0 if source.endswith("\n") or not source else 1)
-    return call_deep(summarise_tree, tree, n_lines)  # valid code nested as deep as CPython compiles
+    summary = call_deep(summarise_tree, tree, n_lines)  # valid code nested as deep as CPython compiles
+    if mentions_platform_test(source):  # a scan of the bytes spares the statement walk in most files
+        call_deep(add_platform_gates, tree, summary)
+    return summary
 
 
 def summarise_tree(tree: ast.Module, n_lines: int) -> ModuleSummary:
@@ -922,7 +924,6 @@ def summarise_tree(tree: ast.Module, n_lines: int) -> ModuleSummary:
         return_values=(), noop=False, locals={k: tuple(v) for k, v in top_walker.locals.items()},
         calls=tuple(_local_calls_bound(top_walker, tree.body)), probes=tuple(top_walker.probes),
         constructions=tuple(top_walker.constructions), gates=tuple(top_walker.gates),
-        platform_gates=platform_gates(tree.body, n_lines, True),
     )
     _prune(toplevel, module_names, keep_all_locals=True)
     toplevel.gates = tuple(g for g in toplevel.gates if len(g) == 3 or g[0] in callable_names)
