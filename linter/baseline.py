@@ -16,7 +16,7 @@ from collections import Counter
 
 from .atomic import atomic_write_bytes
 from .discover import path_within
-from .findings import Finding
+from .findings import Finding, unlabelled
 
 BASELINE_VERSION = 1
 
@@ -25,14 +25,10 @@ def fingerprint(f: Finding, path: str | None = None) -> str:
     # Class names lose the project label the index gives projects that share package names
     # (`fixtures:serving.x.C`): it depends on which folders were linted together, and the path
     # (relative to the project root) already tells the projects apart.
-    key = "\x1f".join([f.code, _unlabelled(f.class_name), f.member, (path or f.path).replace(os.sep, "/"),
-                       ",".join(sorted(map(_unlabelled, f.targets)))])
+    key = "\x1f".join([f.code, unlabelled(f.class_name), f.member, (path or f.path).replace(os.sep, "/"),
+                       ",".join(sorted(map(unlabelled, f.targets)))])
     # A file name that is not UTF-8 hashes as its own bytes (the same key for UTF-8 names as before).
     return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
-
-
-def _unlabelled(qual: str) -> str:
-    return qual.rpartition(":")[2]
 
 
 def relative_path(f: Finding, display_to_abs: dict[str, str], root: str | None) -> str:

@@ -108,6 +108,3 @@ def _distinct(reasons: Iterable[Reason]) -> tuple[Reason, ...]:
             break
     return tuple(out)
 
-
-def at_least(level: str, threshold: str) -> bool:
-    return LEVELS.index(level) >= LEVELS.index(threshold)

@@ -10,6 +10,12 @@ def short(qual: str) -> str:
     return qual.rsplit(".", 1)[-1]
 
 
+def unlabelled(name: str) -> str:
+    """A module or class name without the project label the index gives projects that share
+    package names (index._separate_projects): `fixtures:serving.x.C` -> `serving.x.C`."""
+    return name.rpartition(":")[2]
+
+
 @dataclass(frozen=True)
 class Evidence:
     """One link in the chain that makes a finding true."""

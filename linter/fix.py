@@ -186,20 +186,15 @@ def _similar_delegates(model, wq: str, member: str, delegates: list) -> list:
     if len(delegates) < 2:
         return delegates
     words = set(member.split("_")) - {""}
-    best, chosen = 0, None
-    for d in delegates:
-        for other in model.forwarded_to(wq, d.attr):
-            score = len(words & (set(other.split("_")) - {""}))
-            if other == member or score == 0:
-                continue
-            targets = {x.attr for x in delegates if other in model.forwarded_to(wq, x.attr)}
-            if score > best:
-                best, chosen = score, targets
-            elif score == best and chosen is not None:
-                chosen = chosen | targets
-    if chosen and len(chosen) < len(delegates):
-        return [d for d in delegates if d.attr in chosen]
-    return delegates
+    forwarded = {d.attr: model.forwarded_to(wq, d.attr).keys() for d in delegates}
+    scores = {other: len(words & set(other.split("_"))) for members in forwarded.values() for other in members
+              if other != member}
+    best = max(scores.values(), default=0)
+    if not best:
+        return delegates
+    closest = {other for other, score in scores.items() if score == best}
+    chosen = {attr for attr, members in forwarded.items() if closest & members}
+    return [d for d in delegates if d.attr in chosen] if len(chosen) < len(delegates) else delegates
 
 
 def _merge_signatures(index, impls, member: str, sources, wrapper_module: str) -> list[WParam]:

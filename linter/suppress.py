@@ -17,7 +17,7 @@ import tokenize
 from dataclasses import dataclass, field
 
 from .discover import decode_source, open_source
-from .findings import Evidence, Finding
+from .findings import Evidence, Finding, unlabelled
 
 UNUSED_CODE = "AL900"
 UNUSED_NAME = "unused-suppression"
@@ -92,7 +92,7 @@ def scan_source(text: str) -> dict[int, list[Suppression]]:
 def local_class_name(class_name: str, module: str) -> str | None:
     """`Outer.Inner` for `pkg.mod.Outer.Inner` in module `pkg.mod` (also when the index labelled the
     module with its project, `proj:pkg.mod.Outer.Inner`); None for a class of another module."""
-    q = class_name.rsplit(":", 1)[-1]
+    q = unlabelled(class_name)
     if module and q.startswith(module + "."):
         return q[len(module) + 1:]
     return None

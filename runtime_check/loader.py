@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..linter.discover import SourceFile, import_root
+from ..linter.findings import unlabelled
 from .standins import PartialModule, Standin, probe_getattr, probe_hasattr
 
 DEFAULT_MODULE_TIME_LIMIT = 20.0  # seconds per module load, nested loads included
@@ -158,12 +159,6 @@ def _quiet():
         yield
 
 
-def local_name(name: str) -> str:
-    """The dotted name Python imports: `proj:pkg.mod` -> `pkg.mod` (the index labels the modules
-    of projects that share package names with their import root: index._separate_projects)."""
-    return name.rpartition(":")[2]
-
-
 class TreeLoader:
     """Loads the analysed tree's modules and classes; use as a context manager."""
 
@@ -172,7 +167,7 @@ class TreeLoader:
         """``strict``: no ordinary import, and isolated bodies get stand-ins for every package that
         is not in the standard library (installed or not): the second attempt for classes whose
         loading fails with the real packages present (import-time side effects of torch, triton...).
-        ``files`` must not hold two projects with the same module names (see verify.project_files)."""
+        ``files`` must not hold two projects with the same module names (verify._batch groups findings by project)."""
         self.files: dict[str, SourceFile] = {}
         for f in files:
             self.files.setdefault(f.module, f)
@@ -233,7 +228,7 @@ class TreeLoader:
     # --- classes ---------------------------------------------------------------------------
     def load_class(self, qual: str, module: str) -> LoadedClass:
         """The real class ``qual`` defined in ``module`` (nested classes: ``Outer.Inner``)."""
-        qual, module = local_name(qual), local_name(module)
+        qual, module = unlabelled(qual), unlabelled(module)
         lm = self.load(module)
         if lm.module is None:
             return LoadedClass(qual, None, "failed", lm, lm.error)

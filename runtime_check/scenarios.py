@@ -31,8 +31,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..linter.findings import Finding, short
-from .loader import TreeLoader, _one_line, _quiet, local_name
+from ..linter.findings import Finding, short, unlabelled
+from .loader import TreeLoader, _one_line, _quiet
 from .standins import (AnyItem, Namespace, Standin, delegate_log, make_delegate, signature_from_params)
 
 CALL_TIME_LIMIT = 10.0  # seconds for one real method call
@@ -115,7 +115,7 @@ def _missing_bases(ctx, qual: str, cls: type) -> list[str]:
     out = []
     for anc in ctx.index.mro(qual)[1:]:
         entry = ctx.index.classes.get(anc)
-        if entry is not None and (local_name(entry.module), entry.info.name) not in have:
+        if entry is not None and (unlabelled(entry.module), entry.info.name) not in have:
             out.append(anc)
     return out
 

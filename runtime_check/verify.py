@@ -194,12 +194,15 @@ def _batch(result: Result, findings: list[Finding], strict: bool, time_limit: fl
     """(verification, wants the smoke test) per finding, each checked in a child process."""
     ctx = result.context
     # One loader per project: several projects in one run may share package names (fixtures/).
+    labelled = _labelled_roots(ctx)
     by_root: dict[str | None, list[int]] = {}
     for i, f in enumerate(findings):
-        by_root.setdefault(_labelled_root(ctx, f.class_name), []).append(i)
+        entry = ctx.index.classes.get(f.class_name)
+        by_root.setdefault(entry.file.root if entry is not None and entry.file.root in labelled else None,
+                           []).append(i)
     out: list = [None] * len(findings)
     for root, where in by_root.items():
-        files = project_files(ctx, result.files, root)
+        files = [f for f in result.files if f.root == root or f.root not in labelled]
 
         def child_main(first: int, ch, where=where, files=files) -> None:
             with TreeLoader(files, time_limit=time_limit, strict=strict) as loader:
@@ -216,20 +219,9 @@ def _batch(result: Result, findings: list[Finding], strict: bool, time_limit: fl
 
 def _labelled_roots(ctx) -> set[str]:
     """The import roots whose modules the index labelled `root:module` (projects that share
-    package names with another project in the same run)."""
+    package names with another project in the same run). A loader holds one labelled project and
+    every unlabelled one."""
     return {m.file.root for m in ctx.index.modules.values() if ":" in m.name}
-
-
-def _labelled_root(ctx, class_name: str) -> str | None:
-    entry = ctx.index.classes.get(class_name)
-    return entry.file.root if entry is not None and entry.file.root in _labelled_roots(ctx) else None
-
-
-def project_files(ctx, files, root: str | None) -> list:
-    """The files one loader may hold: the project under `root` and every project whose module
-    names clash with no other (None: only those)."""
-    labelled = _labelled_roots(ctx)
-    return [f for f in files if f.root == root or f.root not in labelled]
 
 
 def _verify_one(f: Finding, ctx, loader: TreeLoader, run_gpu: bool, backend: str, extend) -> dict:
