@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from . import facts as module_facts
@@ -50,10 +51,21 @@ class Context:
         if key in self._memo:
             return self._memo[key]
         res = self.resolver.resolve(ref, site.scope) if ref is not None else NOTHING
-        if not res.instances() and self.fallback is not None and line and _has_call(ref):
+        if not res.instances() and self.fallback is not None and line and _calls_tree_code(ref, self.defined_names):
             res = self.fallback.infer(site, line, col, kind) or res
         self._memo[key] = res
         return res
+
+    @functools.cached_property
+    def defined_names(self) -> frozenset[str]:
+        """Every function, method and class name the tree defines (see _calls_tree_code)."""
+        names = set()
+        for mod in self.index.modules.values():
+            names.update(mod.summary.functions)
+            for qual, info in mod.summary.classes.items():
+                names.add(qual.rsplit(".", 1)[-1])
+                names.update(info.methods)
+        return frozenset(names)
 
     def reaching(self, wq: str, uses):
         """The uses whose receiver can be wrapper `wq`: each use is (site, receiver, line, col,
@@ -88,13 +100,23 @@ class Context:
 
 
 
-def _has_call(ref) -> bool:
-    """Receivers built from a call (a function's or method's return value) are where the index is
-    weakest and astroid's inference earns its cost; plain names and attributes are not sent."""
+def _calls_tree_code(ref, defined: frozenset[str]) -> bool:
+    """Whether a receiver is built from a call whose result astroid could type as one of the tree's
+    classes: receivers built from a call are where the index is weakest and astroid's inference
+    earns its cost (plain names and attributes are not sent). astroid answers only with classes of
+    the tree, so the call must run tree code: a name the tree defines (a function, a method, a
+    class), or something unnamed (a registry's entry, a factory's result). A call only of names
+    defined elsewhere (`next(...)`, `x.parameters()`, `getattr(x, name)`) returns what that code
+    builds; each such query cost a good part of a second and could not answer."""
     while isinstance(ref, tuple) and ref:
-        if ref[0] == "call":
-            return True
-        if ref[0] not in ("attr", "sub", "getattr", "iter"):
+        kind = ref[0]
+        if kind == "call":
+            func = ref[1]
+            if not (isinstance(func, tuple) and func and func[0] in ("name", "attr", "getattr")):
+                return True
+            if func[-1] in defined:
+                return True
+        elif kind not in ("attr", "sub", "getattr", "iter"):
             return False
         ref = ref[1]
     return False

@@ -203,7 +203,17 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     # 2. Parse what changed, in parallel when there is enough of it.
     parsed: dict[str, _Parsed] = {}
     read_failures: dict[str, str] = {}
-    _parse_all(todo, settings, cache, parsed, read_failures)
+    by_path = {f.path: f for f in files}
+
+    def early_facts(path: str, p: _Parsed) -> None:
+        # The per-module facts of the tree passes, computed while the workers still parse: the
+        # parent waits for them anyway, and after the parse it would run alone on one core.
+        if p.summary is not None:
+            from . import facts as module_facts
+            f = by_path[path]
+            module_facts.facts_of(f.module, f.display, p.summary)
+
+    _parse_all(todo, settings, cache, parsed, read_failures, early_facts)
     for path in todo:
         if path in parsed:
             digests[path] = parsed[path].digest
@@ -295,7 +305,8 @@ def _display(files: list[SourceFile], path: str) -> str:
     return next((f.display for f in files if f.path == path), path)
 
 
-def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict, failures: dict) -> None:
+def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict, failures: dict,
+               on_result=None) -> None:
     if not paths:
         return
     jobs = settings.jobs or os.cpu_count() or 1
@@ -315,6 +326,8 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
                     failures[path] = failure
                 else:
                     parsed[path] = decode_own(marshal.loads(plain))
+                    if on_result is not None:
+                        on_result(path, parsed[path])
         return
     for path, max_bytes, _ in tasks:
         result, _, failure = _summarise_file(path, max_bytes, cache if cache.enabled else None)

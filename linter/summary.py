@@ -267,19 +267,37 @@ def is_unimplemented_body(body: list[ast.stmt]) -> bool:
 
 
 # Nodes with nothing inside that a summary uses: the walk skips them without a call.
-_LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue,
-                     ast.Global, ast.Nonlocal, ast.alias, ast.arguments, ast.arg})
+_LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal,
+                     ast.alias, ast.arguments, ast.arg}) | frozenset(
+    sub for base in (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+    for sub in base.__subclasses__())
+# Fields that never hold a node the walk enters (names, flags, operators, constants).
+_NOT_CHILDREN = frozenset({"ctx", "type_comment", "id", "attr", "arg", "name", "names", "module", "level", "n",
+                           "s", "kind", "conversion", "is_async", "simple", "op", "ops", "value_constant",
+                           "kwd_attrs", "rest", "tag", "type_ignores"})
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+# What the walk does with a node of each class: a visit_ method, the generic walk, or None (skip).
+# Filled on first sight of a class; anything that is not an AST node (a str in a list field) is skipped.
+_HANDLERS: dict[type, object] = {}
+_UNSEEN = object()
 
 
 def _child_fields(cls: type) -> tuple[str, ...]:
     fields = _CHILD_FIELDS.get(cls)
     if fields is None:
-        fields = tuple(f for f in cls._fields if f not in ("ctx", "type_comment", "id", "attr", "arg", "name",
-                                                             "module", "level", "n", "s", "kind", "conversion",
-                                                             "is_async", "simple", "op"))
+        fields = tuple(f for f in getattr(cls, "_fields", ()) if f not in _NOT_CHILDREN)
         _CHILD_FIELDS[cls] = fields
     return fields
+
+
+def _handler(cls: type):
+    if cls in _LEAVES or not issubclass(cls, ast.AST):
+        handler = None
+    else:
+        handler = _DISPATCH.get(cls) or _FunctionWalker.generic_visit
+        _child_fields(cls)
+    _HANDLERS[cls] = handler
+    return handler
 
 
 class _FunctionWalker(ast.NodeVisitor):
@@ -306,66 +324,85 @@ class _FunctionWalker(ast.NodeVisitor):
         # stops deciding; 0 where that list is not known (then neither is recorded).
         self.block_end = 0
 
-    # The per-file pass walks a million lines: a dispatch table and a skip list for leaves
-    # instead of NodeVisitor's per-node name lookup roughly halves the walk.
+    # The per-file pass walks a million lines, and the walk is most of its time: one table lookup
+    # per child node picks its visit_ method or the generic walk or nothing, with no per-node
+    # method-name lookup (NodeVisitor) and no call at all for leaves.
     def visit(self, node: ast.AST) -> None:
-        cls = type(node)
-        if cls in _LEAVES:
-            return
-        method = _DISPATCH.get(cls)
-        if method is not None:
-            method(self, node)
-        else:
-            self.generic_visit(node)
+        handler = _HANDLERS.get(type(node), _UNSEEN)
+        if handler is _UNSEEN:
+            handler = _handler(type(node))
+        if handler is not None:
+            handler(self, node)
 
     def generic_visit(self, node: ast.AST) -> None:
-        visit = self.visit
-        for name in _child_fields(type(node)):
+        handlers = _HANDLERS
+        fields = _CHILD_FIELDS.get(type(node))
+        if fields is None:
+            fields = _child_fields(type(node))
+        for name in fields:
             value = getattr(node, name, None)
             if value is None:
                 continue
             if type(value) is list:
                 for item in value:
-                    if isinstance(item, ast.AST):
-                        visit(item)
-            elif isinstance(value, ast.AST):
-                visit(value)
+                    handler = handlers.get(type(item), _UNSEEN)
+                    if handler is None:
+                        continue
+                    if handler is _UNSEEN:
+                        handler = _handler(type(item))
+                        if handler is None:
+                            continue
+                    handler(self, item)
+            else:
+                handler = handlers.get(type(value), _UNSEEN)
+                if handler is None:
+                    continue
+                if handler is _UNSEEN:
+                    handler = _handler(type(value))
+                    if handler is None:
+                        continue
+                handler(self, value)
 
     # --- expressions -> refs -------------------------------------------------------------
     def ref(self, node: ast.expr | None, depth: int = 0) -> tuple | None:
         if node is None or depth > 12:
             return None
-        if isinstance(node, ast.Name):
+        kind = type(node)
+        if kind is ast.Name:
             return ("name", node.id)
-        if isinstance(node, ast.Attribute):
+        if kind is ast.Attribute:
             base = self.ref(node.value, depth + 1)
             return ("attr", base, node.attr) if base else None
-        if isinstance(node, ast.Call):
+        if kind is ast.Call:
             func = node.func
-            if isinstance(func, ast.Name) and func.id == "getattr" and len(node.args) >= 2:
-                name = _str_arg(node.args[1])
-                base = self.ref(node.args[0], depth + 1)
-                if name and base:
-                    return ("getattr", base, name)
-            if dotted(func) in ("cast", "typing.cast") and len(node.args) == 2:
-                t = type_ref(node.args[0])
+            args = node.args
+            if type(func) is ast.Name:
+                if func.id == "getattr" and len(args) >= 2:
+                    name = _str_arg(args[1])
+                    base = self.ref(args[0], depth + 1)
+                    if name and base:
+                        return ("getattr", base, name)
+                elif func.id == "cast" and len(args) == 2:
+                    t = type_ref(args[0])
+                    return ("type", t) if t else None
+            elif type(func) is ast.Attribute and func.attr == "cast" and len(args) == 2 \
+                    and dotted(func) == "typing.cast":
+                t = type_ref(args[0])
                 return ("type", t) if t else None
             return ("call", self.ref(func, depth + 1), node.lineno, node.col_offset)
-        if isinstance(node, ast.Subscript):
+        if kind is ast.Subscript:
             base = self.ref(node.value, depth + 1)
             return ("sub", base) if base else None
-        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        if kind is ast.List or kind is ast.Tuple or kind is ast.Set:
             items = tuple(r for r in (self.ref(e, depth + 1) for e in node.elts) if r)
             return ("seq", items) if items else None
-        if isinstance(node, ast.IfExp):
+        if kind is ast.IfExp:
             items = tuple(r for r in (self.ref(node.body, depth + 1), self.ref(node.orelse, depth + 1)) if r)
             return ("union", items) if items else None
-        if isinstance(node, ast.BoolOp):
+        if kind is ast.BoolOp:
             items = tuple(r for r in (self.ref(v, depth + 1) for v in node.values) if r)
             return ("union", items) if items else None
-        if isinstance(node, ast.NamedExpr):
-            return self.ref(node.value, depth + 1)
-        if isinstance(node, ast.Await):
+        if kind is ast.NamedExpr or kind is ast.Await:
             return self.ref(node.value, depth + 1)
         return None
 
@@ -590,7 +627,13 @@ class _FunctionWalker(ast.NodeVisitor):
                     self.reads.append(node)  # kept only if a probe examines the same object
                 elif kind is ast.Attribute:
                     self.chained.add(id(value))
-        self.generic_visit(node)
+        self.visit(node.value)
+
+    def visit_keyword(self, node: ast.keyword) -> None:
+        self.visit(node.value)
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        self.visit(node.value)
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
@@ -654,7 +697,12 @@ class _FunctionWalker(ast.NodeVisitor):
                     tuple(None if isinstance(a, ast.Starred) else self.ref(a) for a in node.args),
                     tuple((kw.arg, self.ref(kw.value)) for kw in node.keywords if kw.arg),
                     star or dstar))
-        self.generic_visit(node)
+        visit = self.visit
+        visit(func)
+        for arg in node.args:
+            visit(arg)
+        for kw in node.keywords:
+            visit(kw.value)
 
 
 _DISPATCH = {getattr(ast, name[6:]): fn for name, fn in vars(_FunctionWalker).items()
