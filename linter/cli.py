@@ -74,20 +74,6 @@ def main():
     """attn-lint: find backend interface drift in LLM serving code."""
 
 
-def _unused_selectors(codes: tuple[str, ...], opts) -> tuple[tuple[str, ...], bool]:
-    """`--select AL900` (or AL9, AL90) asks for the unused-suppression report, as
-    --report-unused-suppressions does: it is taken out of the analysis rules' selection. Selected
-    alone, the analysis rules all run (a suppression is unused only against their findings) and
-    only AL900 findings are reported."""
-    from .suppress import UNUSED_CODE
-    unused = tuple(c for c in codes if len(c) > 2 and UNUSED_CODE.startswith(c) and not c.startswith("AL0"))
-    if not unused:
-        return codes, False
-    opts.report_unused = True
-    rest = tuple(c for c in codes if c not in unused)
-    return rest, not rest
-
-
 def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
     out = []
     for v in values:
@@ -201,8 +187,7 @@ def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_ast
             if not paths and not show_settings:
                 click.echo("attn-lint: --changed-files was given no files: nothing to check", err=True)
                 sys.exit(0)
-        select_codes, opts.only_unused = _unused_selectors(_codes(select), opts)
-        resolved = resolve(() if changed_files else tuple(paths), select=select_codes, ignore=_codes(ignore),
+        resolved = resolve(() if changed_files else tuple(paths), select=_codes(select), ignore=_codes(ignore),
                            exclude=exclude, fmt=fmt, cache_dir=cache_dir, no_cache=no_cache, jobs=jobs,
                            no_astroid=no_astroid, server=server, config_file=config_file, isolated=isolated,
                            start=paths[0] if (changed_files and paths) else None, whole_project=changed_files,
@@ -210,6 +195,10 @@ def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_ast
     except ConfigError as exc:
         click.echo(f"attn-lint: configuration error: {exc}", err=True)
         sys.exit(2)
+    # `select` naming AL900 (on the command line or in pyproject.toml) asks for the unused-
+    # suppression report, as --report-unused-suppressions does; `ignore` naming it wins over both.
+    opts.report_unused = resolved.report_unused or (opts.report_unused and not resolved.unused_ignored)
+    opts.only_unused = resolved.only_unused
     if show_settings:
         _show_settings(resolved)
         sys.exit(0)
