@@ -397,11 +397,12 @@ def postprocess(result: Result, resolved: Resolved, opts: RunOptions) -> Result:
 
 def rebase_paths(result: Result, base: str) -> Result:
     """Show paths relative to `base` (the current directory) rather than to each analysed folder,
-    so that every path printed can be opened from where attn-lint was started."""
+    so that every path printed can be opened from where attn-lint was started; a file outside it
+    is shown by its absolute path (as ruff does)."""
     new_of: dict[str, str] = {}
     files = []
     for sf in result.files:
-        shown = path_within(sf.path, base, sf.display)
+        shown = path_within(sf.path, base, sf.path)
         new_of[sf.display] = shown
         files.append(dataclasses.replace(sf, display=shown))
     if all(k == v for k, v in new_of.items()):

@@ -137,7 +137,8 @@ def test_json_reports_bad_files_in_errors(tmp_path):
     (tmp_path / "pkg" / "broken.py").write_text("def f(:\n")
     proc = attn_lint(tmp_path, "--format", "json", "--no-cache")
     doc = json.loads(proc.stdout)
-    assert [(e["path"], e["kind"]) for e in doc["errors"]] == [("pkg/broken.py", "syntax-error")]
+    # Outside the current directory, paths are absolute (they open from where attn-lint ran).
+    assert [(e["path"], e["kind"]) for e in doc["errors"]] == [(str(tmp_path / "pkg" / "broken.py"), "syntax-error")]
     assert set(doc["errors"][0]) >= {"path", "kind", "message", "line"}
 
 
@@ -269,11 +270,21 @@ def test_every_printed_path_opens_from_the_current_directory(tmp_path):
     proc = attn_lint("work/al001_hidden_hook", "work/al003_noop_default", "--format", "json", "--no-cache",
                      cwd=tmp_path)
     doc = json.loads(proc.stdout)
-    assert len(doc["findings"]) == 2
+    # Each folder's finding in its own folder: both hold `serving/backends/...`, and one folder's
+    # file once stood in for the other's.
+    assert sorted((f["code"], f["path"]) for f in doc["findings"]) == [
+        ("AL001", "work/al001_hidden_hook/serving/backends/hybrid_linear_attn_backend.py"),
+        ("AL003", "work/al003_noop_default/serving/backends/hybrid_linear_attn_backend.py")]
     for f in doc["findings"]:
         paths = [f["path"]] + [e["path"] for e in f["evidence"]] + re.findall(r"([\w/.-]+\.py):\d+", f["message"])
         for p in paths:
-            assert p.startswith("work/") and (tmp_path / p).is_file(), p
+            assert p.startswith("work/" + f["path"].split("/")[1]) and (tmp_path / p).is_file(), p
+    # From inside one folder, the other's files are not taken for this one's: outside the current
+    # directory a path is absolute.
+    proc = attn_lint("../al003_noop_default", "--format", "json", "--no-cache", cwd=tmp_path / "work" / "al001_hidden_hook")
+    (f,) = json.loads(proc.stdout)["findings"]
+    assert f["path"] == str(tmp_path / "work/al003_noop_default/serving/backends/hybrid_linear_attn_backend.py")
+    assert all(os.path.isabs(e["path"]) and os.path.isfile(e["path"]) for e in f["evidence"])
 
 
 def test_a_file_that_cannot_be_analysed_fails_the_run_unless_told_otherwise(tmp_path):
