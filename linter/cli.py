@@ -286,17 +286,48 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
 
 
 def _analyse(resolved: Resolved, keep_context: bool = False) -> Result:
-    """The engine, with a spinner on stderr when stderr is a terminal (never in pipes or CI logs)."""
+    """The engine, with a progress line on stderr when stderr is a terminal (never in pipes or CI
+    logs): the phase and its counts (files parsed of those that changed, summaries loaded, rules
+    run). It is transient: nothing of it is left once the report prints."""
     stream = sys.stderr
     if stream is not None and stream.isatty() and not os.environ.get("CI"):
         from rich.console import Console
+        from rich.live import Live
+        from rich.spinner import Spinner
         console = Console(file=stream, no_color=bool(os.environ.get("NO_COLOR")))
-        with console.status(f"attn-lint: analysing {', '.join(resolved.paths)}", spinner="dots"):
-            return _analyse_here_or_served(resolved, keep_context)
+        spinner = Spinner("dots", text=f"attn-lint: analysing {', '.join(map(printable, resolved.paths))}",
+                          style="status.spinner")
+        with Live(spinner, console=console, transient=True, refresh_per_second=12.5) as live:
+            def show(text: str) -> None:
+                spinner.update(text=text)
+                live.refresh()  # each change shows (the _Progress throttle keeps them few)
+            return _analyse_here_or_served(resolved, keep_context, _Progress(show))
     return _analyse_here_or_served(resolved, keep_context)
 
 
-def _analyse_here_or_served(resolved: Resolved, keep_context: bool) -> Result:
+class _Progress:
+    """The engine's progress callback, shown as one line: at most ten changes a second (a large
+    tree parses thousands of files a second), every change of phase at once."""
+
+    WORDS = {"discover": "finding files", "parse": "parsing {done:,} of {total:,} files",
+             "load": "loading {done:,} of {total:,} cached summaries", "index": "indexing {total:,} modules"}
+
+    def __init__(self, show):
+        self.show = show
+        self.phase = None
+        self.shown_at = 0.0
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        import time
+        now = time.monotonic()
+        if phase == self.phase and now - self.shown_at < 0.1 and done < total:
+            return
+        self.phase, self.shown_at = phase, now
+        words = self.WORDS.get(phase, "checking {phase} (rule {n} of {total})")
+        self.show(f"attn-lint: {words.format(phase=phase, done=done, total=total, n=done + 1)}")
+
+
+def _analyse_here_or_served(resolved: Resolved, keep_context: bool, progress=None) -> Result:
     # The server cannot hand back the in-memory context that --fix and --verify work on, and a CI
     # job runs once: a background process would only outlive it.
     if resolved.server != "off" and not keep_context and not os.environ.get("CI"):
@@ -307,7 +338,7 @@ def _analyse_here_or_served(resolved: Resolved, keep_context: bool) -> Result:
             return result
         if asked or problem.startswith("the server"):  # not asked for: quiet unless one failed
             click.echo(f"attn-lint: running without the server: {problem}", err=True)
-    return analyse(resolved.paths, resolved.settings, keep_context=keep_context)
+    return analyse(resolved.paths, resolved.settings, keep_context=keep_context, progress=progress)
 
 
 def _python_only(paths: list[str]) -> list[str]:

@@ -173,13 +173,14 @@ def test_no_ansi_when_not_a_terminal():
     assert not ANSI.search(proc.stdout) and not ANSI.search(proc.stderr)
 
 
-def _run_in_pty(args, env) -> str:
-    """Run attn-lint with stdout on a pseudo-terminal; return what it wrote."""
+def _run_in_pty(args, env, stream: str = "stdout") -> str:
+    """Run attn-lint with stdout (or stderr) on a pseudo-terminal; return what it wrote there."""
     master, slave = pty.openpty()
     full_env = _clean_env()
     full_env.update(COLUMNS="160", TERM="xterm-256color", **env)
-    proc = subprocess.Popen([sys.executable, "-m", "attn_lint", *map(str, args)], stdout=slave,
-                            stderr=subprocess.DEVNULL, env=full_env)
+    streams = {"stdout": slave, "stderr": subprocess.DEVNULL} if stream == "stdout" else \
+        {"stdout": subprocess.DEVNULL, "stderr": slave}
+    proc = subprocess.Popen([sys.executable, "-m", "attn_lint", *map(str, args)], env=full_env, **streams)
     os.close(slave)
     chunks = []
     while True:
@@ -205,6 +206,34 @@ def test_colour_on_a_terminal_and_none_with_no_color():
     plain = _run_in_pty([AL001, "--no-cache"], {"NO_COLOR": "1"})
     assert "AL001" in plain
     assert not ANSI.search(plain), "NO_COLOR means no escapes, even on a terminal"
+
+
+def test_progress_with_counts_on_a_terminal_and_nothing_when_piped(tmp_path):
+    """Issue 12: the spinner said only "analysing". On a terminal, stderr shows the phase and its
+    counts (the last count of each phase always shows); piped, stderr stays empty."""
+    tree = tmp_path / "pkg"
+    tree.mkdir()
+    for n in range(30):
+        (tree / f"m{n}.py").write_text(f"class C{n}:\n    def f(self):\n        return {n}\n")
+    env = {k: "" for k in ("CI",)}  # CI turns the display off; the tests may run under it
+    shown = _run_in_pty([tree, "--no-cache", "-j", "1"], env, stream="stderr")
+    assert "parsing 30 of 30 files" in shown, shown
+    assert "checking AL001 (rule 1 of 3)" in shown, shown
+    proc = attn_lint(tree, "--no-cache", "-j", "1", env={"CI": ""})
+    assert proc.returncode == 0 and proc.stderr == ""
+
+
+def test_the_engine_reports_progress_and_prints_nothing(tmp_path, capsys):
+    from attn_lint.linter.engine import Settings, analyse
+    for n in range(5):
+        (tmp_path / f"m{n}.py").write_text(f"X = {n}\n")
+    calls = []
+    analyse([str(tmp_path)], Settings(cache_dir=None, jobs=1), progress=lambda *a: calls.append(a))
+    assert calls[0] == ("discover", 0, 0)
+    assert [c for c in calls if c[0] == "parse"] == [("parse", n, 5) for n in range(6)]
+    assert ("index", 0, 5) in calls and [c for c in calls if c[0].startswith("AL")] == [
+        ("AL001", 0, 3), ("AL002", 1, 3), ("AL003", 2, 3)]
+    assert capsys.readouterr() == ("", "")
 
 
 # --- internal errors ----------------------------------------------------------------------------
