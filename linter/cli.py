@@ -92,6 +92,7 @@ class RunOptions:
     write_baseline: str | None = None
     changed_files: tuple[str, ...] | None = None  # pre-commit mode: report only findings touching these
     statistics: bool = False
+    verbose: bool = False  # the supporting evidence too (text and github formats)
     fix: bool = False
     diff: bool = False
     debug: bool = False
@@ -127,6 +128,9 @@ class RunOptions:
 @click.option("--show-settings", is_flag=True, help="Print the resolved settings and exit.")
 @click.option("--statistics", is_flag=True,
               help="Print the number of findings per rule and confidence instead of the findings.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Show each finding's whole evidence, the supporting links too (other probe sites, how each "
+                   "delegate was found); by default the text and github formats show the chain that proves it.")
 @click.option("--show-latent", is_flag=True,
               help="Also report low-confidence findings (latent drift: every pairing they rest on is ruled out), "
                    "grouped per (wrapper, implementation); they never change the exit status "
@@ -160,7 +164,7 @@ class RunOptions:
 # --- end runtime verification ---
 @click.version_option(__version__, prog_name="attn-lint")
 def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_astroid, server, config_file, isolated,
-          show_settings, statistics, show_latent, report_unused, baseline, write_baseline, changed_files, fix, diff, debug,
+          show_settings, statistics, verbose, show_latent, report_unused, baseline, write_baseline, changed_files, fix, diff, debug,
           ignore_file_errors=False, verify=False, verify_gpu=False, verify_time_limit=DEFAULT_TASK_TIME_LIMIT):
     """Find backend interface drift in PATHS (files or folders; default: `src` from pyproject.toml, or the
     project root).
@@ -173,7 +177,8 @@ def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_ast
     configuration or internal error.
     """
     opts = RunOptions(report_unused=report_unused, baseline=baseline, write_baseline=write_baseline,
-                      statistics=statistics, fix=fix, diff=diff, debug=debug, ignore_file_errors=ignore_file_errors)
+                      statistics=statistics, verbose=verbose, fix=fix, diff=diff, debug=debug,
+                      ignore_file_errors=ignore_file_errors)
     opts.verify, opts.verify_gpu = verify or verify_gpu, verify_gpu  # runtime verification (issue 4)
     opts.verify_time_limit = verify_time_limit
     try:
@@ -498,7 +503,7 @@ def emit(result: Result, resolved: Resolved, opts: RunOptions) -> None:
             click.echo(text)
     elif fmt == "github":
         from .report.github import render
-        text = render(result, path_of)
+        text = render(result, path_of, verbose=opts.verbose)
         if text:
             click.echo(text)
     elif fmt == "sarif":
@@ -510,7 +515,7 @@ def emit(result: Result, resolved: Resolved, opts: RunOptions) -> None:
         click.echo(render(result, path_of, root, extra))
     else:
         from .report.text import make_console, render
-        render(result, make_console())
+        render(result, make_console(), verbose=opts.verbose)
         hidden = [f"{n} suppressed by comments" if k == "suppressed" else f"{n} in the baseline"
                   for k in ("suppressed", "baselined") if (n := result.stats.get(k))]
         if n_latent and not resolved.show_latent:

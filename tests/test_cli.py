@@ -102,7 +102,7 @@ def test_json_is_exactly_one_document(fixture, codes):
         assert isinstance(f["line"], int) and isinstance(f["column"], int) and f["line"] >= 1 and f["column"] >= 1
         assert f["class"].endswith(".HybridLinearAttnBackend")
         assert isinstance(f["targets"], list) and f["targets"]
-        assert f["evidence"] and all(set(e) == {"path", "line", "note"} for e in f["evidence"])
+        assert f["evidence"] and all(set(e) == {"path", "line", "note", "supporting"} for e in f["evidence"])
         assert all((REPO / e["path"]).is_file() for e in f["evidence"])
 
 
@@ -150,13 +150,45 @@ def test_text_report():
     assert "AL001" in out and "error" in out
     assert "serving/backends/hybrid_linear_attn_backend.py:13:1" in out
     assert "init_mha_chunk_metadata" in out
-    # the evidence chain names the probe sites with their lines
+    # the evidence chain names the probe site with its line; the other probe site supports it
     assert re.search(r"serving/models/forward_mha\.py:\d+", out)
-    assert re.search(r"serving/models/sarvam_moe\.py:\d+", out)
+    assert not re.search(r"serving/models/sarvam_moe\.py:\d+", out)
+    assert re.search(r"serving/models/sarvam_moe\.py:\d+", attn_lint(AL001, "--no-cache", "--verbose").stdout)
     # a code frame shows the line
     assert "class HybridLinearAttnBackend(AttentionBackend):" in out
     summary = out.strip().splitlines()[-1]
     assert re.fullmatch(r"Found 1 finding \(AL001: 1\) in 15 files, [\d,]+ lines, [\d.]+ s", summary), summary
+
+
+def _evidence_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.startswith("      - ")]
+
+
+def test_evidence_is_the_chain_and_the_rest_with_verbose():
+    """Issue 12: the fixture's AL001 printed 17 evidence lines (the README shows 7), one of them
+    twice. By default: the probe site and how its receiver resolves, the wrapper, the delegate
+    that holds the implementations, their definitions; --verbose adds the rest; none repeats."""
+    out = attn_lint(AL001, "--no-cache").stdout
+    chain = _evidence_lines(out)
+    assert len(chain) == 8 and len(set(chain)) == len(chain), chain
+    assert [line.split("  ", 1)[0].split("al001_hidden_hook/", 1)[1] for line in chain] == [
+        "serving/models/forward_mha.py:10", "serving/model_executor/forward_context.py:20",
+        "serving/model_executor/forward_context.py:14", "serving/model_executor/forward_context.py:25",
+        "serving/backends/hybrid_linear_attn_backend.py:13", "serving/backends/hybrid_linear_attn_backend.py:13",
+        "serving/backends/flashinfer_mla_backend.py:39", "serving/backends/trtllm_mla_backend.py:19"]
+    assert "`self.full_attn_backend` holds" in chain[5]  # the single attribute, not the list holding all
+    assert "(9 supporting lines: --verbose shows them)" in out
+    everything = _evidence_lines(attn_lint(AL001, "--no-cache", "-v").stdout)
+    assert len(everything) == 17 and len(set(everything)) == 17 and set(chain) < set(everything)
+    doc = json.loads(attn_lint(AL001, "--no-cache", "--format", "json").stdout)
+    flags = [e["supporting"] for e in doc["findings"][0]["evidence"]]
+    assert len(flags) == 17 and flags.count(False) == 8  # JSON keeps every link, marked
+    github = attn_lint(AL001, "--no-cache", "--format", "github").stdout
+    assert "sarvam_moe.py" not in github and "sarvam_moe.py" in attn_lint(
+        AL001, "--no-cache", "--format", "github", "--verbose").stdout
+    # AL003: one call site, the no-op, the delegate holding the overriding class, the override.
+    al003 = _evidence_lines(attn_lint(FIXTURES / "al003_noop_default", "--no-cache").stdout)
+    assert len(al003) == 5 and sum("holds" in line for line in al003) == 1, al003
 
 
 def test_text_report_lists_bad_files(tmp_path):
