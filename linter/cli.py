@@ -338,7 +338,7 @@ def _analyse_here_or_served(resolved: Resolved, keep_context: bool, progress=Non
     if resolved.server != "off" and not keep_context and not os.environ.get("CI"):
         from . import server
         asked = resolved.server == "start"
-        result, problem = server.analyse(resolved.paths, resolved.settings, spawn=asked)
+        result, problem = server.analyse(resolved.paths, resolved.settings, resolved.config.root, spawn=asked)
         if result is not None:
             return result
         if asked or problem.startswith("the server"):  # not asked for: quiet unless one failed
@@ -586,80 +586,112 @@ def rule_command(code):
 
 @main.group("server", context_settings={"help_option_names": ["-h", "--help"]})
 def server_group():
-    """The resident server that `--server` runs through: start, stop, status, run."""
+    """The resident server that `--server` runs through: start, stop, status, run.
+
+    One server per project (its root as `check` finds it: the nearest pyproject.toml with a
+    [tool.attn-lint] table, else the git root) and cache folder, whichever environment started it:
+    the `attn-lint-server` pre-commit hook's is found here too."""
 
 
-def _server_cache_dir(cache_dir: str | None) -> str:
-    if cache_dir:
-        return os.path.abspath(cache_dir)
+def _server_target(cache_dir: str | None, project: str | None) -> tuple[str, str]:
+    """(cache folder, project root) as `check` resolves them from the current directory."""
     try:
-        resolved = resolve((), whole_project=True)
+        resolved = resolve((), whole_project=True, start=project)
     except ConfigError as exc:
         raise click.ClickException(f"configuration error: {exc}") from exc
+    root = os.path.abspath(project) if project else resolved.config.root
+    if cache_dir:
+        return os.path.abspath(cache_dir), root
     if resolved.settings.cache_dir is None:
         raise click.ClickException("the cache is off, so there is no server")
-    return os.path.abspath(resolved.settings.cache_dir)
+    return os.path.abspath(resolved.settings.cache_dir), root
 
 
 _CACHE_OPTION = click.option("--cache-dir", type=click.Path(file_okay=False), default=None,
                              help="The cache folder the server serves [default: as `check` resolves it].")
+_PROJECT_OPTION = click.option("--project", type=click.Path(file_okay=False, exists=True), default=None,
+                               help="The project root the server serves [default: the current directory's "
+                                    "project, as `check` finds it].")
 
 
 @server_group.command("start")
 @_CACHE_OPTION
+@_PROJECT_OPTION
 @click.option("--idle", type=float, default=None, help="Seconds without a run before it exits [default: 1800].")
-def server_start(cache_dir, idle):
-    """Start the server in the background (nothing happens if one is running)."""
+def server_start(cache_dir, project, idle):
+    """Start this project's server in the background (nothing happens if one is running)."""
     from . import server
-    directory = _server_cache_dir(cache_dir)
+    directory, root = _server_target(cache_dir, project)
     try:
-        server.socket_path(directory, create=True)
+        server.socket_path(directory, root, create=True)
     except OSError as exc:
         raise click.ClickException(str(exc)) from exc
-    if server.holder(directory) is None:
-        server.start(directory, idle or server.DEFAULT_IDLE)
-        if server._ready(directory, 15.0) is None:
-            raise click.ClickException(f"the server did not start; see {server.log_path(directory)}")
-    click.echo(f"attn-lint: server running for {directory}")
+    if server.holder(directory, root) is None:
+        server.start(directory, root, idle or server.DEFAULT_IDLE)
+        if server._ready(directory, root, 15.0) is None:
+            raise click.ClickException(f"the server did not start; see {server.log_path(directory, root)}")
+    click.echo(f"attn-lint: server running for {root} (cache {directory})")
 
 
 @server_group.command("stop")
 @_CACHE_OPTION
-def server_stop(cache_dir):
-    """Stop the server."""
+@_PROJECT_OPTION
+@click.option("--all", "every", is_flag=True, help="Stop the servers of every project on this cache folder.")
+def server_stop(cache_dir, project, every):
+    """Stop this project's server (with --all, every project's)."""
     from . import server
-    directory = _server_cache_dir(cache_dir)
-    stopped = server.stop(directory)
-    click.echo("attn-lint: server stopped" if stopped else "attn-lint: no server is running")
+    directory, root = _server_target(cache_dir, project)
+    if every:
+        stopped = server.stop_all(directory)
+        for p in stopped:
+            click.echo(f"attn-lint: server for {p} stopped")
+        if not stopped:
+            click.echo(f"attn-lint: no server is running on the cache {directory}")
+        return
+    stopped = server.stop(directory, root)
+    click.echo(f"attn-lint: server for {root} stopped" if stopped else f"attn-lint: no server is running for {root}")
 
 
 @server_group.command("status")
 @_CACHE_OPTION
-def server_status(cache_dir):
-    """Say whether a server is running; exit 1 when none is."""
+@_PROJECT_OPTION
+def server_status(cache_dir, project):
+    """Say whether this project's server is running (and which others are); exit 1 when it is not."""
     from . import server
-    directory = _server_cache_dir(cache_dir)
-    pid = server.holder(directory)
+    directory, root = _server_target(cache_dir, project)
+    pid = server.holder(directory, root)
+    others = [(p, proj) for p, proj in server.running(directory) if proj != os.path.realpath(root)]
     if pid is None:
-        click.echo(f"attn-lint: no server is running for {directory}")
+        click.echo(f"attn-lint: no server is running for {root} (cache {directory})")
+    else:
+        reply = server.control(directory, root, "ping", timeout=3.0)
+        if not reply or "ok" not in reply:
+            click.echo(f"attn-lint: server pid {pid} for {root} does not answer on its socket "
+                       f"{server.socket_path(directory, root)} (`attn-lint server stop` ends it); "
+                       f"log {server.log_path(directory, root)}")
+        else:
+            info = reply["ok"]
+            build = "" if info.get("key") == server.SERVER_KEY else \
+                " (another build of attn-lint: a `--server` run from here replaces it)"
+            click.echo(f"attn-lint: server pid {info['pid']} for {info.get('project', root)}, cache {directory}, "
+                       f"{info['summaries']} summaries in memory, attn-lint {info.get('version', '?')} on "
+                       f"{info.get('python', '?')}{build}, socket {server.socket_path(directory, root)}, "
+                       f"log {server.log_path(directory, root)}")
+    for other_pid, other in others:
+        click.echo(f"attn-lint: also running on this cache: server pid {other_pid} for {other}")
+    if pid is None:
         sys.exit(1)
-    reply = server.control(directory, "ping", timeout=3.0)
-    if not reply or "ok" not in reply:
-        click.echo(f"attn-lint: server pid {pid} for {directory} does not answer on its socket "
-                   f"{server.socket_path(directory)} (`attn-lint server stop` ends it); log {server.log_path(directory)}")
-        return
-    info = reply["ok"]
-    click.echo(f"attn-lint: server pid {info['pid']} for {directory}, {info['summaries']} summaries in memory, "
-               f"socket {server.socket_path(directory)}, log {server.log_path(directory)}")
 
 
 @server_group.command("run")
 @_CACHE_OPTION
+@_PROJECT_OPTION
 @click.option("--idle", type=float, default=None, help="Seconds without a run before it exits [default: 1800].")
-def server_run(cache_dir, idle):
+def server_run(cache_dir, project, idle):
     """Serve in the foreground (what `start` runs detached)."""
     from . import server
-    sys.exit(server.serve(_server_cache_dir(cache_dir), idle or server.DEFAULT_IDLE))
+    directory, root = _server_target(cache_dir, project)
+    sys.exit(server.serve(directory, root, idle or server.DEFAULT_IDLE))
 
 
 if __name__ == "__main__":  # pragma: no cover
