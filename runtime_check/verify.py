@@ -516,24 +516,45 @@ def _plain_findings(ordered, console) -> None:
             console.print(Text(f"  GPU smoke test: {v.gpu}"), soft_wrap=True)
 
 
+def _table_widths(ordered, show_gpu: bool) -> list[int]:
+    """The narrowest each column of the box table can be with nothing broken mid-word: whole
+    lines for the finding, load mode, verdict and time; the longest word (at least 24 columns)
+    for the detail and GPU columns, which wrap between words."""
+    def words(text: str) -> int:
+        return max((len(w) for w in text.split()), default=0)
+
+    name = max(max(len(f"{f.code} {f.class_name.rsplit('.', 1)[-1]}.{f.member}"), len(f"{f.path}:{f.line}"))
+               for f, _ in ordered)
+    out = [max(name, 7), max(9, *(len(v.load_mode) for _, v in ordered)),
+           max(7, *(len(v.verdict) for _, v in ordered)), max(24, *(words(v.detail) for _, v in ordered)),
+           max(4, *(len(f"{v.seconds:.3f} s") for _, v in ordered))]
+    if show_gpu:
+        out.append(max(24, *(words(str(v.gpu.get("detail") if isinstance(v.gpu, dict) else v.gpu or ""))
+                             for _, v in ordered)))
+    return out
+
+
 def _findings_table(verdicts, ordered, console, width) -> None:
     import os
 
     from rich.table import Table
     from rich.text import Text
 
-    if not console.is_terminal or os.environ.get("NO_COLOR"):
+    show_gpu = any(v.gpu is not None for v in verdicts.values())
+    widths = _table_widths(ordered, show_gpu)
+    # The box table only where it fits with every name, path and word whole (a narrow terminal
+    # would break `hybrid_linear_attn_backend.py` mid-word); else the plain lines.
+    if not console.is_terminal or os.environ.get("NO_COLOR") or sum(widths) + 3 * len(widths) + 1 > width:
         _plain_findings(ordered, console)
     else:
-        show_gpu = any(v.gpu is not None for v in verdicts.values())
         table = Table(title="Runtime verification", show_lines=True, expand=False)
-        table.add_column("finding", overflow="fold", max_width=48)
-        table.add_column("load mode")
-        table.add_column("verdict")
-        table.add_column("detail", overflow="fold")
-        table.add_column("time", justify="right")
+        table.add_column("finding", min_width=widths[0], no_wrap=True)
+        table.add_column("load mode", min_width=widths[1], no_wrap=True)
+        table.add_column("verdict", min_width=widths[2], no_wrap=True)
+        table.add_column("detail", min_width=widths[3])
+        table.add_column("time", justify="right", min_width=widths[4], no_wrap=True)
         if show_gpu:
-            table.add_column("GPU smoke test", overflow="fold")
+            table.add_column("GPU smoke test", min_width=widths[5])
         for f, v in ordered:
             name = Text(f"{f.code} {f.class_name.rsplit('.', 1)[-1]}.{f.member}\n{f.path}:{f.line}")
             row = [name, v.load_mode, Text(v.verdict, style=_STYLE.get(v.verdict, "")), v.detail, f"{v.seconds:.3f} s"]

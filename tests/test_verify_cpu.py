@@ -600,3 +600,44 @@ def test_piped_verification_is_plain_lines_with_whole_names():
     out = proc.stdout
     assert "Runtime verification" in out and "HybridLinearAttnBackend.init_mha_chunk_metadata" in out
     assert not any(ch in out for ch in "│┃─━┏┓└┘")
+
+
+def _verify_on_a_terminal(columns: int) -> str:
+    """`attn-lint --verify` with stdout on a pseudo-terminal of `columns` columns; escapes removed."""
+    import os
+    import pty
+    import re
+    import select
+    import subprocess
+    master, slave = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "CI")}
+    env.update(COLUMNS=str(columns), TERM="xterm-256color")
+    proc = subprocess.Popen([sys.executable, "-m", "attn_lint", "--verify", "--no-cache",
+                             str(FIXTURES / "al001_hidden_hook")], stdout=slave, stderr=subprocess.DEVNULL, env=env)
+    os.close(slave)
+    chunks = []
+    while select.select([master], [], [], 120)[0]:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=120)
+    os.close(master)
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode(errors="replace"))
+
+
+def test_terminal_verification_never_breaks_names_mid_word():
+    """Issue 12: on an 80-column terminal the box table broke names and paths mid-word. The box
+    table is used where everything fits whole; on a narrower terminal, the plain lines."""
+    import os
+    name = "HybridLinearAttnBackend.init_mha_chunk_metadata"
+    path = str(FIXTURES / "al001_hidden_hook" / "serving" / "backends" / "hybrid_linear_attn_backend.py")
+    narrow = _verify_on_a_terminal(80)
+    assert name in narrow and "│" not in narrow and "verdict: confirmed" in narrow
+    wide = _verify_on_a_terminal(max(250, len(path) + 120))
+    assert "│" in wide and name in wide
+    row = next(line for line in wide.splitlines() if "hybrid_linear_attn_backend.py:13" in line and "│" in line)
+    assert f"{os.path.relpath(path)}:13" in row or f"{path}:13" in row, row
