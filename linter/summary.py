@@ -1025,18 +1025,25 @@ def member_target(fn: FunctionInfo, func: tuple) -> tuple | None:
 
 
 def _names_in(ref, out: set[str]) -> None:
-    if not isinstance(ref, tuple) or not ref:
+    """Every name a ref reads (`("name", x)` anywhere inside it, sequences of refs included)."""
+    # A loop over a stack, not recursion: it runs for every kept call, probe and binding.
+    if type(ref) is not tuple or not ref:
         return
-    if ref[0] == "name":
-        out.add(ref[1])
-        return
-    for item in ref[1:]:
-        if isinstance(item, tuple):
-            if item and isinstance(item[0], str):
-                _names_in(item, out)
-            else:
-                for sub in item:
-                    _names_in(sub, out)
+    stack = [ref]
+    pop, push = stack.pop, stack.append
+    while stack:
+        ref = pop()
+        head = ref[0]
+        if head == "name":
+            out.add(ref[1])
+        elif type(head) is str:
+            for item in ref[1:]:
+                if type(item) is tuple and item:
+                    push(item)
+        else:  # a sequence of refs
+            for sub in ref:
+                if type(sub) is tuple and sub:
+                    push(sub)
 
 
 def _prune(fn: FunctionInfo, module_names: set[str], keep_all_locals: bool = False) -> None:
