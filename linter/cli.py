@@ -279,7 +279,8 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
         if result.context is None:  # re-analysed after --fix without the context
             result = postprocess(_analyse(resolved, keep_context=True), resolved, opts)
         opts.verification, opts.gpu_problem = run_for_cli(result, gpu=opts.verify_gpu,
-                                                              task_time_limit=opts.verify_time_limit)
+                                                              task_time_limit=opts.verify_time_limit,
+                                                              latent=resolved.show_latent)
         if opts.gpu_problem:
             click.echo(f"attn-lint: {opts.gpu_problem}", err=True)
     # --- end runtime verification ---
