@@ -203,7 +203,12 @@ def _names_class(ctx, call: SourceCall, qual: str) -> bool:
     if call.via in ("cls", "local"):
         return call.via == "local" or (call.cls is not None and qual in ctx.index.mro(call.cls)) or call.cls == qual
     sym = ctx.index.resolve_name(call.module, short(qual))
-    return sym is None or sym.qual == qual
+    if sym is None or sym.qual == qual:
+        return True
+    # Function-local imports can bind the name to a platform's subclass (`import AscendX as X`):
+    # a related class is the same construction as far as the path is concerned.
+    return sym.kind == "class" and sym.qual in ctx.index.classes and (
+        qual in ctx.index.mro(sym.qual) or sym.qual in ctx.index.mro(qual))
 
 
 def _calls_function(ctx, call: SourceCall, scope: Scope) -> bool:

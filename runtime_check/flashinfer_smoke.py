@@ -51,8 +51,6 @@ DEFAULT_TOLERANCE = 2e-2
 # total but another split: the stale plan then raises nothing and only the output is wrong.
 DEFAULT_WARMUP_SEQ_LENS: tuple[int, ...] = (300, 500)
 
-QO_INDPTR_MISMATCH_TEXT = "does not match qo_indptr"
-
 # Outcomes, least to most severe; SmokeResult.verdict is the most severe one seen.
 # The two crashes rank above silent wrong output because their evidence is exact exception text,
 # while "wrong-output" rests on a tolerance; every failure kind seen is still named in `detail`.
@@ -236,6 +234,12 @@ class PrefillHarness:
             seq_lens=lens_cpu.to(self.device),
             extend_seq_lens=lens_cpu.to(self.device, torch.int32),
             extend_prefix_lens=torch.zeros(len(seq_lens), dtype=torch.int32, device=self.device),
+            # Plain prefill of whole sequences: no prefix chunks, no one-shot MHA, no LSE.
+            num_prefix_chunks=0,
+            prefix_chunk_idx=None,
+            mha_one_shot=False,
+            mha_return_lse=False,
+            attn_attend_prefix_cache=None,
         )
         return PrefillBatch(seq_lens=seq_lens, seed=seed, q=q, k=k, v=v, forward_batch=forward_batch)
 
@@ -490,7 +494,10 @@ def run_prefill_protocol(
         except TypeError as exc:
             outcome, message = "type-error", str(exc)
         except ValueError as exc:
-            if QO_INDPTR_MISMATCH_TEXT in str(exc):
+            # Classified by what the harness knows, not by the message: FlashInfer's run() refused
+            # a batch whose token total is not the one its current plan was made for.
+            planned = harness.planned_seq_lens
+            if planned is not None and sum(planned) != batch.num_tokens and _raised_in_flashinfer(exc):
                 outcome, message = "qo-indptr-mismatch", _short_message(exc)
             else:
                 outcome, message = "error", f"ValueError: {exc}"
@@ -529,6 +536,14 @@ def run_prefill_protocol(
         verdict=verdict,
         detail=detail,
     )
+
+
+def _raised_in_flashinfer(exc: BaseException) -> bool:
+    """Whether FlashInfer's own code raised it (a frame of the flashinfer package on its way)."""
+    import traceback
+
+    return any("flashinfer" in f.filename.replace("\\", "/").split("/")
+               for f in traceback.extract_tb(exc.__traceback__))
 
 
 def _max_abs_error(out: torch.Tensor, expected: torch.Tensor) -> float:

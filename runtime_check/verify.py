@@ -242,7 +242,7 @@ def _verify_one(f: Finding, ctx, loader: TreeLoader, run_gpu: bool, backend: str
         pairing = _pairing_for(f, ctx, loader, o)
         facts["pairing"] = ({"status": pairing.status, "detail": pairing.detail, **pairing.facts}
                             if isinstance(pairing, PairingResult) else {"status": "not run", "detail": pairing})
-    gpu_plan, why_not = _gpu_plan(f, ctx, o, pairing)
+    gpu_plan, why_not = _gpu_plan(f, ctx, loader, o, pairing)
     gpu = None
     if gpu_plan is not None and run_gpu:
         extend()
@@ -310,20 +310,33 @@ def _pairing_for(f: Finding, ctx, loader: TreeLoader, o: Outcome) -> PairingResu
     return r
 
 
-def _gpu_plan(f: Finding, ctx, o: Outcome, pairing) -> tuple[GpuPlan | None, str]:
+def _gpu_plan(f: Finding, ctx, loader: TreeLoader, o: Outcome, pairing) -> tuple[GpuPlan | None, str]:
     """The plan for the FlashInfer smoke test, or why there is none (said where --verify-on-gpu
     asked for it)."""
-    if f.code not in GPU_RULES or o.verdict != "fact" or o.gpu_plan is None:
-        return None, "n/a: the finding's hook is not a method that can be driven (no GPU run)"
+    if f.code not in GPU_RULES:
+        return None, "n/a: the hook resolves to the base's no-op (AL003): no plan to replay"
+    if o.verdict != "fact" or o.gpu_plan is None:
+        return None, "n/a: no static fact to replay, or the hook is not a method"
     if not isinstance(pairing, PairingResult) or pairing.status == "not-reproduced":
         return None, "n/a: the pairing is ruled out" + (f" ({pairing})" if isinstance(pairing, str) else "")
     plan = o.gpu_plan
+    details = dict(f.details)
     owners = [plan.owner] if plan.owner else []
+    if f.code == "AL001":
+        # Any implementation the finding names whose hook plans FlashInfer, its pairing not latent.
+        latent = {q for q in (details.get("latent_impls") or "").split(",") if q}
+        owners += [q for q in (details.get("owners") or "").split(",") if q and q not in owners and q not in latent]
     for owner in owners:
         use = plans_flashinfer(ctx, owner, f.member)
         if use is not None:
+            if owner != plan.owner:
+                from .scenarios import _owner_signature
+                kind, sig, _, _, _ = _owner_signature(ctx, loader, owner, f.member)
+                plan = replace(plan, owner=owner, signature=sig if kind == "method" else plan.signature,
+                               standin_class_name=short(owner))
             return replace(plan, flashinfer=use.describe()), ""
-    return None, f"{NOT_PLANNING} (`{short(owners[0]) if owners else '?'}.{f.member}` makes no FlashInfer prefill plan)"
+    names = ", ".join(f"`{short(q)}.{f.member}`" for q in owners[:3]) or f"`{f.member}`"
+    return None, f"{NOT_PLANNING} ({names} make{'s' if len(owners) == 1 else ''} no FlashInfer prefill plan)"
 
 
 def _from_child(data: Any) -> tuple[Verification, bool]:
@@ -406,15 +419,14 @@ def _smoke(plan: GpuPlan, backend: str, ctx=None, loader: TreeLoader | None = No
     start = time.perf_counter()
     first_use = backend not in _HARNESS  # this run includes FlashInfer's module build or load
     try:
-        from .flashinfer_smoke import make_standin_backend_class, run_prefill_protocol
+        from .flashinfer_smoke import run_prefill_protocol
 
         harness, batches = _harness(backend)
-        cls = make_standin_backend_class(plan.member, plan.signature, class_name=plan.standin_class_name)
-        standin = cls(harness)
+        standin, hook_desc, setup = _backend_for(plan.owner, plan.member, plan.signature, harness, ctx, loader)
         front, call_args = plan.make_front(standin)
         res = run_prefill_protocol(front, plan.member, harness, standin, batches, call_args=call_args)
         return {"verdict": res.verdict, "detail": res.detail, "front": plan.front_desc,
-                "backend_hook": f"stand-in with the signature of {plan.standin_class_name}.{plan.member}",
+                "backend_hook": hook_desc, "setup": setup,
                 "flashinfer_plan": plan.flashinfer,
                 "flashinfer_backend": res.backend, "tolerance": res.tolerance,
                 "seconds": round(time.perf_counter() - start, 4), "first_use_in_process": first_use,
@@ -426,6 +438,33 @@ def _smoke(plan: GpuPlan, backend: str, ctx=None, loader: TreeLoader | None = No
     except BaseException as exc:  # noqa: BLE001 - one finding's failure must not hide the others
         return {"verdict": "error", "detail": _one_line(exc), "front": plan.front_desc,
                 "seconds": round(time.perf_counter() - start, 4)}
+
+
+def _backend_for(owner: str, member: str, signature, harness, ctx, loader) -> tuple[Any, str, dict]:
+    """What stands behind the wrapper on the GPU: the owner's real hook (real_hook.py) where its
+    class can be set up, else a stand-in with the hook's real signature; and which it is."""
+    from .flashinfer_smoke import make_standin_backend_class
+    from .real_hook import RealHookUnavailable, describe, real_backend
+    from .scenarios import _load_class
+
+    why = "no owner class"
+    if owner and ctx is not None and loader is not None:
+        lc, err = _load_class(ctx, loader, owner)
+        if err:
+            why = err
+        else:
+            try:
+                real, setup = real_backend(lc.cls, member, harness, loader)
+                return real, f"the real {short(owner)}.{member}", setup
+            except RealHookUnavailable as exc:
+                why = str(exc)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - any setup failure falls back, said so
+                why = describe(exc)
+    cls = make_standin_backend_class(member, signature, class_name=short(owner) if owner else "Backend")
+    return cls(harness), (f"a stand-in with the signature of {short(owner)}.{member} (the real hook could "
+                          f"not be set up: {why})"), {}
 
 
 def run_for_cli(result: Result, gpu: bool = False, task_time_limit: float = DEFAULT_TASK_TIME_LIMIT,
@@ -512,10 +551,15 @@ def gpu_controls(result: Result, loader: TreeLoader, backend: str = "fa2",
                     continue
                 seen.add(label)
                 start = time.perf_counter()
+                hook_desc = ""
                 try:
                     harness, batches = _harness(backend)
-                    cls = make_standin_backend_class(member, sig, class_name=short(owner))
-                    standin = cls(harness)
+                    # A stand-in with the implementation's signature, planning in its hook: the
+                    # control asks whether the wrapper's forward binds and reaches the backend.
+                    # (A real hook may rightly plan nothing on this path, as TRT-LLM MLA's does
+                    # when it runs its own kernels, which the harness's ragged prefill is not.)
+                    standin = make_standin_backend_class(member, sig, class_name=short(owner))(harness)
+                    hook_desc = f"a stand-in with the signature of {short(owner)}.{member}"
                     front = new_instance(lc.cls)
                     _plant_delegates(front, _delegate_attrs(ctx, wq, None), standin)
                     res = run_prefill_protocol(front, member, harness, standin, batches)
@@ -527,6 +571,8 @@ def gpu_controls(result: Result, loader: TreeLoader, backend: str = "fa2",
                     raise
                 except BaseException as exc:  # noqa: BLE001
                     verdict, detail = "error", _one_line(exc)
+                if hook_desc:
+                    detail = f"{detail} (behind it: {hook_desc})"
                 out.append(Control(wq, member, owner, label, verdict, detail,
                                    time.perf_counter() - start))
     return out
