@@ -71,7 +71,7 @@ def plans_flashinfer(ctx, owner: str, member: str) -> FlashInferPlan | None:
                 if hit is not None:
                     todo.append((hit[0], hit[1], chain + (f"{short(hit[0])}.{name}",)))
         # `super().hook(...)`: the summary keeps no call on `super()`; the source shows it.
-        if _calls_super(ctx, entry.module, cls, fn.name):
+        if _calls_super(ctx, entry.module, cls, fn):
             parents = index.mro(cls)[1:2]
             hit = index.method(parents[0], fn.name) if parents else None
             if hit is not None:
@@ -79,14 +79,30 @@ def plans_flashinfer(ctx, owner: str, member: str) -> FlashInferPlan | None:
     return None
 
 
-def _calls_super(ctx, module: str, cls: str, name: str) -> bool:
+def _calls_super(ctx, module: str, cls: str, fn) -> bool:
+    """Whether ``fn`` calls ``super().<its own name>(...)`` (read from its source lines: the
+    summary keeps no call on ``super()``)."""
     import ast
+    import textwrap
 
-    from .call_sites import calls_named
-
-    return any(c.module == module and c.cls == cls and c.function == name and c.via == "attr"
-               and isinstance(c.node.func.value, ast.Call) and isinstance(c.node.func.value.func, ast.Name)
-               and c.node.func.value.func.id == "super" for c in calls_named(ctx, name))
+    mod = ctx.index.modules.get(module)
+    if mod is None:
+        return False
+    try:
+        with open(mod.file.path, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()[fn.line - 1:fn.end_line]
+    except OSError:
+        return False
+    text = "\n".join(lines)
+    if "super()" not in text:
+        return False
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except SyntaxError:
+        return False
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == fn.name
+               and isinstance(n.func.value, ast.Call) and isinstance(n.func.value.func, ast.Name)
+               and n.func.value.func.id == "super" for n in ast.walk(tree))
 
 
 def _held_classes(ctx, cls: str, recv: tuple | None, me: tuple) -> list[str]:
