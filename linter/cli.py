@@ -162,10 +162,12 @@ class RunOptions:
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
 # --- runtime verification (issue 4) ---
 @click.option("--verify", "verify", is_flag=True,
-              help="Check each AL001/AL002/AL003 finding on the real classes (CPU): confirmed, not-reproduced "
-                   "or unverifiable.")
+              help="Check each AL001/AL002/AL003 finding on the real code (CPU): the static fact (attribute-hidden, "
+                   "call-rejected, noop-reached), then the pairing through the code's own construction path "
+                   "(pairing-reproduced: confirmed), or not-reproduced / unverifiable.")
 @click.option("--verify-on-gpu", "verify_gpu", is_flag=True,
-              help="--verify, plus a FlashInfer prefill smoke test for confirmed prefill-metadata findings "
+              help="--verify, plus a FlashInfer prefill smoke test for findings whose hook plans FlashInfer "
+                   "(consequence-reproduced: confirmed) "
                    "(needs a CUDA GPU, torch and flashinfer: pip install 'attn-lint[gpu]'; exit 2 without them).")
 @click.option("--verify-time-limit", "verify_time_limit", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TASK_TIME_LIMIT,
               show_default=True, metavar="SECONDS",
