@@ -56,7 +56,7 @@ from .isolate import DEFAULT_TASK_TIME_LIMIT, Failure, can_isolate, run_in_proce
 from .loader import DEFAULT_MODULE_TIME_LIMIT, TreeLoader, _one_line
 from .decisions import CONFIRMED, MEANING, VERDICTS, decide, is_confirmed
 from .flashinfer_use import NOT_PLANNING, plans_flashinfer
-from .pairing import PairingResult, check_pairing
+from .pairing import PAIRING_TIME_LIMIT, PairingResult, check_pairing
 from .scenarios import SCENARIOS, GpuPlan, Outcome
 
 GPU_RULES = ("AL001", "AL002")
@@ -295,10 +295,15 @@ def _pairing_for(f: Finding, ctx, loader: TreeLoader, o: Outcome) -> PairingResu
     if not wanted:
         return "not run: no live pairing names a delegate attribute of the wrapper"
     results = []
-    for key in wanted:
+    deadline = time.monotonic() + PAIRING_TIME_LIMIT  # one budget for the finding's pairings:
+    for key in wanted:                               # it must stay inside --verify-time-limit
         memo_key = (id(ctx), key[0], key[1], tuple(key[2]))
         if memo_key not in _PAIRING_MEMO:
-            _PAIRING_MEMO[memo_key] = check_pairing(ctx, loader, *key)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                results.append(PairingResult("unverifiable", "the time for this finding's pairing checks ran out"))
+                continue
+            _PAIRING_MEMO[memo_key] = check_pairing(ctx, loader, *key, time_limit=left)
         results.append(_PAIRING_MEMO[memo_key])
     for r in results:
         if r.status == "reproduced":
