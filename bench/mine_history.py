@@ -57,7 +57,7 @@ from attn_lint.linter.facts import mentions_self_attr  # noqa: E402
 from attn_lint.linter.signature import CallShape, bind_error  # noqa: E402
 from attn_lint.linter.summary import Param, member_target  # noqa: E402
 
-SNAP_VERSION = 3
+SNAP_VERSION = 5
 HISTORY = Path(os.environ.get("ATTN_LINT_HISTORY_CACHE") or Path.home() / ".cache" / "attn-lint-history")
 TREE = "sglang/srt"
 
@@ -183,17 +183,70 @@ def _snapshot_of(result) -> dict:
                     if attr:
                         own[name] = attr
                         break
+            else:
+                # or returns that attribute's member of the same name (a forwarding property)
+                for value in fn.return_values:
+                    if value and value[0] == "attr" and value[2] == name:
+                        attr = mentions_self_attr(value[1], fn, fn.params[0].name, None)
+                        if attr:
+                            own[name] = attr
+                            break
         if own:
             forwarders[qual] = {"path": entry.file.display, "line": entry.info.line, "forwards": own,
                                 "members": sorted(lookup_table(qual))}
+    probe_sites: dict[str, list] = {}
+    for member, entries in ctx.probes.items():
+        probe_sites[member] = sorted({(site.path, probe.line, ref_text(probe.receiver), probe.kind, site.where)
+                                      for site, probe in entries})
+    # The wide net for AL002: calls that treat a member as optional (through getattr, guarded by a
+    # probe, on `self` for a member the class does not declare) and calls forwarding a method of the
+    # same name through a `self` attribute, each with its shape; and every in-tree signature of
+    # those members, by name (no types: the candidates are read, not trusted).
+    optional_calls = []
+    for site, call, (_, member, how) in ctx.optional_candidates:
+        optional_calls.append([site.path, site.where, member, how, call.line, call.n_positional,
+                               list(call.keywords), call.star, call.double_star])
+    for entries in ctx.self_attr_calls.values():
+        for site, call, (_, member, how) in entries:
+            if member == site.fn.name:
+                optional_calls.append([site.path, site.where, member, how, call.line, call.n_positional,
+                                       list(call.keywords), call.star, call.double_star])
+    wanted = {c[2] for c in optional_calls}
+    signatures: dict[str, dict[str, dict]] = {}
+    for qual, entry in index.classes.items():
+        for name in wanted & entry.info.methods.keys():
+            signatures.setdefault(name, {})[qual] = _method_entry(entry.info.methods[name])
     findings = []
     for f in result.findings:
         findings.append({"code": f.code, "class": f.class_name, "member": f.member, "path": f.path,
                          "line": f.line, "confidence": f.confidence, "targets": list(f.targets),
                          "call": dict(f.details).get("call")})
     return {"snap_version": SNAP_VERSION, "digests": digests, "wrappers": wrappers, "classes": classes,
-            "forwarders": forwarders, "probed": sorted(ctx.probes), "called": sorted(ctx.member_calls),
+            "forwarders": forwarders, "probed": sorted(ctx.probes), "probe_sites": probe_sites,
+            "called": sorted(ctx.member_calls), "optional_calls": optional_calls, "signatures": signatures,
             "findings": findings, "stats": {k: v for k, v in result.stats.items() if k != "phases"}}
+
+
+def ref_text(ref, depth: int = 0) -> str:
+    """A receiver ref written back as (approximate) source, for reading candidates."""
+    if not isinstance(ref, tuple) or not ref or depth > 8:
+        return "?"
+    kind = ref[0]
+    if kind == "name":
+        return ref[1]
+    if kind == "attr":
+        return f"{ref_text(ref[1], depth + 1)}.{ref[2]}"
+    if kind == "call":
+        return f"{ref_text(ref[1], depth + 1)}()"
+    if kind == "sub":
+        return f"{ref_text(ref[1], depth + 1)}[]"
+    if kind == "iter":
+        return f"<item of {ref_text(ref[1], depth + 1)}>"
+    if kind == "getattr":
+        return f"getattr({ref_text(ref[1], depth + 1)}, {ref[2]!r})"
+    if kind in ("seq", "union"):
+        return "(" + " | ".join(ref_text(r, depth + 1) for r in ref[1]) + ")"
+    return kind
 
 
 # -- comparing two releases --------------------------------------------------------------------
@@ -239,7 +292,7 @@ def compare(a: dict, b: dict) -> list[dict]:
         path = (a["wrappers"].get(cls) or a["classes"].get(cls) or a["forwarders"].get(cls) or {}).get("path")
         out.append({"kind": kind, "before": va, "after": vb, "class": cls, "member": member, "file": path,
                     "file_changed": bool(path) and a["digests"].get(path) != b["digests"].get(path),
-                    "why": why, **extra})
+                    "why": why, "probe_sites": a.get("probe_sites", {}).get(member, [])[:12], **extra})
 
     seen: set[tuple[str, str, str]] = set()
     for wq, w in a["wrappers"].items():
@@ -252,11 +305,13 @@ def compare(a: dict, b: dict) -> list[dict]:
             if member.startswith("__"):
                 continue
             holders = [i for i in impls if _owner(a, i, member)]
+            gained_from = after_members[member][0]
             if holders:
                 seen.add(("gain", wq, member))
                 add("AL001-fix", wq, member, f"gained `{member}`, which {', '.join(short(h) for h in holders[:3])} had",
                     holders=holders, probed=member in a["probed"], called=member in a["called"],
-                    getattr=w["getattr"], wrapper_in_after=bool(after))
+                    getattr=w["getattr"], wrapper_in_after=bool(after), after_owner=gained_from,
+                    own_change=gained_from == wq)
         for member, hit in sorted(w["members"].items()):
             owner, kind = hit
             if member.startswith("__") or owner == wq or kind != "method":
@@ -267,6 +322,9 @@ def compare(a: dict, b: dict) -> list[dict]:
             base_fn = a["classes"].get(owner, {}).get("methods", {}).get(member)
             if base_fn is None or not (base_fn["noop"] or base_fn["stub"]):
                 continue
+            after_fn = b["classes"].get(new[0], {}).get("methods", {}).get(member)
+            if after_fn is not None and (after_fn["noop"] or after_fn["stub"]):
+                continue  # replaced by another placeholder: nothing starts working
             overriders = []
             for impl in impls:
                 found = _owner(a, impl, member)
@@ -325,6 +383,17 @@ def compare(a: dict, b: dict) -> list[dict]:
             if known:
                 add("widened", qual, name, f"`{short(qual)}.{name}` gained {', '.join(known)}, which a base took",
                     gained=known, probed=name in a["probed"], called=name in a["called"])
+                continue
+            # A member its bases do not declare (an optional hook): did a sibling take the parameter?
+            siblings = set()
+            for other, oc in a["classes"].items():
+                of = oc["methods"].get(name)
+                if other != qual and of and set(oc["mro"][1:]) & set(c["mro"][1:]):
+                    siblings |= _accepts(of)
+            known = sorted(gained & siblings)
+            if known:
+                add("widened", qual, name, f"`{short(qual)}.{name}` gained {', '.join(known)}, which a sibling took",
+                    gained=known, probed=name in a["probed"], called=name in a["called"])
     # The wider net: a class gained a method forwarding its own name to an attribute of self.
     for qual, f2 in b["forwarders"].items():
         f1 = a["forwarders"].get(qual)
@@ -333,10 +402,48 @@ def compare(a: dict, b: dict) -> list[dict]:
         if before_members is None:
             continue  # a new class, or one we knew nothing of: nothing to compare
         for member, attr in f2["forwards"].items():
-            if member in before_members or ("gain", qual, member) in seen:
+            if ("gain", qual, member) in seen:
+                continue
+            if member in before_members:
+                # Already there: inherited from a placeholder (no-op or NotImplementedError) before?
+                hit = (a["classes"].get(qual) or {}).get("members", {}).get(member)
+                base_fn = a["classes"].get(hit[0], {}).get("methods", {}).get(member) if hit else None
+                if hit and hit[0] != qual and base_fn and (base_fn["noop"] or base_fn["stub"]):
+                    add("override-added", qual, member,
+                        f"overrode inherited `{short(hit[0])}.{member}` "
+                        f"({'no-op' if base_fn['noop'] else 'NotImplementedError'}) forwarding to `self.{attr}`",
+                        attr=attr, base=hit[0], probed=member in a["probed"], called=member in a["called"])
                 continue
             add("forward-added", qual, member, f"gained `{member}` forwarding to `self.{attr}`",
                 attr=attr, probed=member in a["probed"], called=member in a["called"])
+    # The wide AL002 net: an optional or forwarding call that some in-tree method of that name
+    # could not bind, and that binds every one of them in the next release.
+    def shape(c):
+        return {"n": c[5], "kw": c[6], "star": c[7], "dstar": c[8]}
+
+    later: dict[tuple, list] = {}
+    for c in b.get("optional_calls", ()):
+        later.setdefault((c[1], c[2]), []).append(c)
+    done: set[tuple] = set()
+    for c in a.get("optional_calls", ()):
+        key = (c[1], c[2])
+        if key in done or key not in later:
+            continue
+        rejecting = [q for q, fn in a.get("signatures", {}).get(c[2], {}).items()
+                     if fn["kind"] != "property" and _bind(fn, shape(c), q)]
+        if not rejecting:
+            continue
+        still = [q for c2 in later[key] for q in rejecting
+                 if (fn := b.get("signatures", {}).get(c[2], {}).get(q)) and fn["kind"] != "property"
+                 and _bind(fn, shape(c2), q)]
+        if still:
+            continue
+        done.add(key)
+        out.append({"kind": "AL002-wide", "before": va, "after": vb, "class": c[1], "member": c[2], "file": c[0],
+                    "file_changed": a["digests"].get(c[0]) != b["digests"].get(c[0]),
+                    "why": f"`{c[1]}` calls `{c[2]}` ({c[3]}) at {c[0]}:{c[4]}; rejected by "
+                           f"{', '.join(short(q) for q in rejecting[:4])}",
+                    "rejecting": rejecting, "probe_sites": []})
     # Findings that went away while their class stayed and its file changed.
     after_keys = {(f["code"], f["class"], f["member"]) for f in b["findings"]}
     for f in a["findings"]:
