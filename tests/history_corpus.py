@@ -44,10 +44,12 @@ def releases(doc: dict) -> list[str]:
 def matches(case: dict, finding: dict) -> bool:
     if finding["code"] != case["rule"] or finding["member"] != case["member"]:
         return False
-    if finding["class"] == case["class"]:
-        return True
     impl = case.get("impl")
-    return bool(impl) and case["rule"] == "AL002" and (finding["class"] == impl or impl in finding.get("targets", ()))
+    if impl and case["rule"] == "AL002":
+        # The call's class may still reject another implementation after the fix: what was fixed
+        # is this implementation (named in the finding's targets, or checked as an override).
+        return finding["class"] == impl or impl in finding.get("targets", ())
+    return finding["class"] == case["class"]
 
 
 def best(case: dict, findings: list[dict]) -> dict | None:

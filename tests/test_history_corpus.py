@@ -99,6 +99,9 @@ def test_matching_needs_rule_member_and_class_or_rejecting_impl():
     assert hc.matches(al002, _finding("AL002", "p.Elsewhere", "m", targets=["p.Narrow"]))
     assert hc.matches(al002, _finding("AL002", "p.Narrow", "m"))  # an override checked against its base
     assert not hc.matches(al002, _finding("AL002", "p.Elsewhere", "m", targets=["p.Other"]))
+    # the call's class rejecting another implementation is not this case (that one was not fixed)
+    assert not hc.matches(al002, _finding("AL002", "p.Caller", "m", targets=["p.Other"]))
+    assert hc.matches({**al002, "impl": None}, _finding("AL002", "p.Caller", "m", targets=["p.Other"]))
     # `impl` widens only AL002: a class named by impl is no AL001 match
     assert not hc.matches({**al001, "impl": "p.V"}, _finding("AL001", "p.V", "h"))
 
