@@ -9,10 +9,11 @@ re-mining reads snapshots instead of analysing again):
   without other wrappers), its member table, the calls it forwards through its delegates;
 - every class of a family that holds a wrapper: its own methods' signatures and whether each is a
   no-op or a `raise NotImplementedError` placeholder;
-- every class that forwards a method of its own name to a `self` attribute (whether or not the
-  model takes it for a wrapper: the net is wider than the model, so that the corpus is not made
-  only of what the model already sees);
-- the members probed and called anywhere, and every finding with its confidence.
+- every class that forwards a method or property of its own name to a `self` attribute (whether
+  or not the model takes it for a wrapper: the net is wider than the model, so that the corpus is
+  not made only of what the model already sees);
+- the probe sites, the optional and forwarding call sites with their shapes and every in-tree
+  signature of the members they call, and every finding with its confidence.
 
 Then each pair of consecutive releases (PEP 440 order) is compared and candidates are written:
 
@@ -21,14 +22,19 @@ Then each pair of consecutive releases (PEP 440 order) is compared and candidate
   stub-fix       the same, for an inherited `raise NotImplementedError` placeholder
   AL002-fix      a call the wrapper forwards to a delegate could not bind some implementation's
                  signature, and in the next release it can (the call or the signature changed)
-  widened        a family member's override of a method gained a parameter that a sibling or its
-                 base already had (an override dropping a parameter: callers through the base fail)
-  forward-added  any class gained a method forwarding that name to a `self` attribute, and an
-                 implementation with that member existed before (the wider net for AL001/AL003)
-  finding-gone   a finding of release N is gone in N+1 while the class still exists and its file
-                 changed
+  widened        a family member's override of a method gained a parameter its base already had
+                 (an override dropping a parameter: callers through the base fail), or, for a
+                 member its bases do not declare (an optional hook), one a sibling took
+  forward-added  any class gained a method or property forwarding that name to a `self`
+                 attribute (the wider net for AL001, wrapper or not)
+  override-added any class overrode an inherited placeholder (no-op or NotImplementedError) with
+                 such a forward (the wider net for AL003)
+  AL002-wide     an optional or forwarding call that some in-tree method of that name (by name
+                 only) could not bind, and that binds all of them in the next release
+  finding-gone   a finding of release N is gone in N+1 (with whether the class and file remain)
 
-Candidates are material to read, not findings: docs/history-corpus.md says how they were judged.
+Candidates are material to read, not findings: docs/history-corpus.md says how they were judged;
+the judged ones are tests/data/history_corpus.json (kept) and history_corpus_rejected.json.
 
     python bench/mine_history.py                       # every cached release, candidates to stdout summary
     python bench/mine_history.py --out /tmp/cand.json  # and every candidate as JSON
