@@ -196,7 +196,8 @@ def bench_tree(tree: str, runs: int, with_pylint: bool, with_libcst: bool, with_
                 runs, lambda: hook_changed(["--server"]))
             result["server process peak MB"] = _server_peak_mb(cache)
         finally:
-            subprocess.run([*server, "stop", "--cache-dir", cache], env=ENV, stdout=subprocess.DEVNULL)
+            # --all: the hook's runs belong to the temporary project, whose server is another one.
+            subprocess.run([*server, "stop", "--all", "--cache-dir", cache], env=ENV, stdout=subprocess.DEVNULL)
     shutil.rmtree(project, ignore_errors=True)
     result["floor: ast.parse, 1 process"] = median_of(
         max(1, runs // 2), lambda: measure([sys.executable, "-c", FLOOR_AST, *files]))

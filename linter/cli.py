@@ -74,20 +74,6 @@ def main():
     """attn-lint: find backend interface drift in LLM serving code."""
 
 
-def _unused_selectors(codes: tuple[str, ...], opts) -> tuple[tuple[str, ...], bool]:
-    """`--select AL900` (or AL9, AL90) asks for the unused-suppression report, as
-    --report-unused-suppressions does: it is taken out of the analysis rules' selection. Selected
-    alone, the analysis rules all run (a suppression is unused only against their findings) and
-    only AL900 findings are reported."""
-    from .suppress import UNUSED_CODE
-    unused = tuple(c for c in codes if len(c) > 2 and UNUSED_CODE.startswith(c) and not c.startswith("AL0"))
-    if not unused:
-        return codes, False
-    opts.report_unused = True
-    rest = tuple(c for c in codes if c not in unused)
-    return rest, not rest
-
-
 def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
     out = []
     for v in values:
@@ -106,6 +92,7 @@ class RunOptions:
     write_baseline: str | None = None
     changed_files: tuple[str, ...] | None = None  # pre-commit mode: report only findings touching these
     statistics: bool = False
+    verbose: bool = False  # the supporting evidence too (text and github formats)
     fix: bool = False
     diff: bool = False
     debug: bool = False
@@ -141,6 +128,9 @@ class RunOptions:
 @click.option("--show-settings", is_flag=True, help="Print the resolved settings and exit.")
 @click.option("--statistics", is_flag=True,
               help="Print the number of findings per rule and confidence instead of the findings.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Show each finding's whole evidence, the supporting links too (other probe sites, how each "
+                   "delegate was found); by default the text and github formats show the chain that proves it.")
 @click.option("--show-latent", is_flag=True,
               help="Also report low-confidence findings (latent drift: every pairing they rest on is ruled out), "
                    "grouped per (wrapper, implementation); they never change the exit status "
@@ -176,7 +166,7 @@ class RunOptions:
 # --- end runtime verification ---
 @click.version_option(__version__, prog_name="attn-lint")
 def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_astroid, server, config_file, isolated,
-          show_settings, statistics, show_latent, report_unused, baseline, write_baseline, changed_files, fix, diff, debug,
+          show_settings, statistics, verbose, show_latent, report_unused, baseline, write_baseline, changed_files, fix, diff, debug,
           ignore_file_errors=False, verify=False, verify_gpu=False, verify_time_limit=DEFAULT_TASK_TIME_LIMIT):
     """Find backend interface drift in PATHS (files or folders; default: `src` from pyproject.toml, or the
     project root).
@@ -189,7 +179,8 @@ def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_ast
     configuration or internal error.
     """
     opts = RunOptions(report_unused=report_unused, baseline=baseline, write_baseline=write_baseline,
-                      statistics=statistics, fix=fix, diff=diff, debug=debug, ignore_file_errors=ignore_file_errors)
+                      statistics=statistics, verbose=verbose, fix=fix, diff=diff, debug=debug,
+                      ignore_file_errors=ignore_file_errors)
     opts.verify, opts.verify_gpu = verify or verify_gpu, verify_gpu  # runtime verification (issue 4)
     opts.verify_time_limit = verify_time_limit
     try:
@@ -203,8 +194,7 @@ def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_ast
             if not paths and not show_settings:
                 click.echo("attn-lint: --changed-files was given no files: nothing to check", err=True)
                 sys.exit(0)
-        select_codes, opts.only_unused = _unused_selectors(_codes(select), opts)
-        resolved = resolve(() if changed_files else tuple(paths), select=select_codes, ignore=_codes(ignore),
+        resolved = resolve(() if changed_files else tuple(paths), select=_codes(select), ignore=_codes(ignore),
                            exclude=exclude, fmt=fmt, cache_dir=cache_dir, no_cache=no_cache, jobs=jobs,
                            no_astroid=no_astroid, server=server, config_file=config_file, isolated=isolated,
                            start=paths[0] if (changed_files and paths) else None, whole_project=changed_files,
@@ -212,6 +202,10 @@ def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_ast
     except ConfigError as exc:
         click.echo(f"attn-lint: configuration error: {exc}", err=True)
         sys.exit(2)
+    # `select` naming AL900 (on the command line or in pyproject.toml) asks for the unused-
+    # suppression report, as --report-unused-suppressions does; `ignore` naming it wins over both.
+    opts.report_unused = resolved.report_unused or (opts.report_unused and not resolved.unused_ignored)
+    opts.only_unused = resolved.only_unused
     if show_settings:
         _show_settings(resolved)
         sys.exit(0)
@@ -300,28 +294,59 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
 
 
 def _analyse(resolved: Resolved, keep_context: bool = False) -> Result:
-    """The engine, with a spinner on stderr when stderr is a terminal (never in pipes or CI logs)."""
+    """The engine, with a progress line on stderr when stderr is a terminal (never in pipes or CI
+    logs): the phase and its counts (files parsed of those that changed, summaries loaded, rules
+    run). It is transient: nothing of it is left once the report prints."""
     stream = sys.stderr
     if stream is not None and stream.isatty() and not os.environ.get("CI"):
         from rich.console import Console
+        from rich.live import Live
+        from rich.spinner import Spinner
         console = Console(file=stream, no_color=bool(os.environ.get("NO_COLOR")))
-        with console.status(f"attn-lint: analysing {', '.join(resolved.paths)}", spinner="dots"):
-            return _analyse_here_or_served(resolved, keep_context)
+        spinner = Spinner("dots", text=f"attn-lint: analysing {', '.join(map(printable, resolved.paths))}",
+                          style="status.spinner")
+        with Live(spinner, console=console, transient=True, refresh_per_second=12.5) as live:
+            def show(text: str) -> None:
+                spinner.update(text=text)
+                live.refresh()  # each change shows (the _Progress throttle keeps them few)
+            return _analyse_here_or_served(resolved, keep_context, _Progress(show))
     return _analyse_here_or_served(resolved, keep_context)
 
 
-def _analyse_here_or_served(resolved: Resolved, keep_context: bool) -> Result:
+class _Progress:
+    """The engine's progress callback, shown as one line: at most ten changes a second (a large
+    tree parses thousands of files a second), every change of phase at once."""
+
+    WORDS = {"discover": "finding files", "parse": "parsing {done:,} of {total:,} files",
+             "load": "loading {done:,} of {total:,} cached summaries", "index": "indexing {total:,} modules"}
+
+    def __init__(self, show):
+        self.show = show
+        self.phase = None
+        self.shown_at = 0.0
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        import time
+        now = time.monotonic()
+        if phase == self.phase and now - self.shown_at < 0.1 and done < total:
+            return
+        self.phase, self.shown_at = phase, now
+        words = self.WORDS.get(phase, "checking {phase} (rule {n} of {total})")
+        self.show(f"attn-lint: {words.format(phase=phase, done=done, total=total, n=done + 1)}")
+
+
+def _analyse_here_or_served(resolved: Resolved, keep_context: bool, progress=None) -> Result:
     # The server cannot hand back the in-memory context that --fix and --verify work on, and a CI
     # job runs once: a background process would only outlive it.
     if resolved.server != "off" and not keep_context and not os.environ.get("CI"):
         from . import server
         asked = resolved.server == "start"
-        result, problem = server.analyse(resolved.paths, resolved.settings, spawn=asked)
+        result, problem = server.analyse(resolved.paths, resolved.settings, resolved.config.root, spawn=asked)
         if result is not None:
             return result
         if asked or problem.startswith("the server"):  # not asked for: quiet unless one failed
             click.echo(f"attn-lint: running without the server: {problem}", err=True)
-    return analyse(resolved.paths, resolved.settings, keep_context=keep_context)
+    return analyse(resolved.paths, resolved.settings, keep_context=keep_context, progress=progress)
 
 
 def _python_only(paths: list[str]) -> list[str]:
@@ -411,11 +436,12 @@ def postprocess(result: Result, resolved: Resolved, opts: RunOptions) -> Result:
 
 def rebase_paths(result: Result, base: str) -> Result:
     """Show paths relative to `base` (the current directory) rather than to each analysed folder,
-    so that every path printed can be opened from where attn-lint was started."""
+    so that every path printed can be opened from where attn-lint was started; a file outside it
+    is shown by its absolute path (as ruff does)."""
     new_of: dict[str, str] = {}
     files = []
     for sf in result.files:
-        shown = path_within(sf.path, base, sf.display)
+        shown = path_within(sf.path, base, sf.path)
         new_of[sf.display] = shown
         files.append(dataclasses.replace(sf, display=shown))
     if all(k == v for k, v in new_of.items()):
@@ -480,7 +506,7 @@ def emit(result: Result, resolved: Resolved, opts: RunOptions) -> None:
             click.echo(text)
     elif fmt == "github":
         from .report.github import render
-        text = render(result, path_of)
+        text = render(result, path_of, verbose=opts.verbose)
         if text:
             click.echo(text)
     elif fmt == "sarif":
@@ -492,7 +518,7 @@ def emit(result: Result, resolved: Resolved, opts: RunOptions) -> None:
         click.echo(render(result, path_of, root, extra))
     else:
         from .report.text import make_console, render
-        render(result, make_console())
+        render(result, make_console(), verbose=opts.verbose)
         hidden = [f"{n} suppressed by comments" if k == "suppressed" else f"{n} in the baseline"
                   for k in ("suppressed", "baselined") if (n := result.stats.get(k))]
         if n_latent and not resolved.show_latent:
@@ -563,80 +589,112 @@ def rule_command(code):
 
 @main.group("server", context_settings={"help_option_names": ["-h", "--help"]})
 def server_group():
-    """The resident server that `--server` runs through: start, stop, status, run."""
+    """The resident server that `--server` runs through: start, stop, status, run.
+
+    One server per project (its root as `check` finds it: the nearest pyproject.toml with a
+    [tool.attn-lint] table, else the git root) and cache folder, whichever environment started it:
+    the `attn-lint-server` pre-commit hook's is found here too."""
 
 
-def _server_cache_dir(cache_dir: str | None) -> str:
-    if cache_dir:
-        return os.path.abspath(cache_dir)
+def _server_target(cache_dir: str | None, project: str | None) -> tuple[str, str]:
+    """(cache folder, project root) as `check` resolves them from the current directory."""
     try:
-        resolved = resolve((), whole_project=True)
+        resolved = resolve((), whole_project=True, start=project)
     except ConfigError as exc:
         raise click.ClickException(f"configuration error: {exc}") from exc
+    root = os.path.abspath(project) if project else resolved.config.root
+    if cache_dir:
+        return os.path.abspath(cache_dir), root
     if resolved.settings.cache_dir is None:
         raise click.ClickException("the cache is off, so there is no server")
-    return os.path.abspath(resolved.settings.cache_dir)
+    return os.path.abspath(resolved.settings.cache_dir), root
 
 
 _CACHE_OPTION = click.option("--cache-dir", type=click.Path(file_okay=False), default=None,
                              help="The cache folder the server serves [default: as `check` resolves it].")
+_PROJECT_OPTION = click.option("--project", type=click.Path(file_okay=False, exists=True), default=None,
+                               help="The project root the server serves [default: the current directory's "
+                                    "project, as `check` finds it].")
 
 
 @server_group.command("start")
 @_CACHE_OPTION
+@_PROJECT_OPTION
 @click.option("--idle", type=float, default=None, help="Seconds without a run before it exits [default: 1800].")
-def server_start(cache_dir, idle):
-    """Start the server in the background (nothing happens if one is running)."""
+def server_start(cache_dir, project, idle):
+    """Start this project's server in the background (nothing happens if one is running)."""
     from . import server
-    directory = _server_cache_dir(cache_dir)
+    directory, root = _server_target(cache_dir, project)
     try:
-        server.socket_path(directory, create=True)
+        server.socket_path(directory, root, create=True)
     except OSError as exc:
         raise click.ClickException(str(exc)) from exc
-    if server.holder(directory) is None:
-        server.start(directory, idle or server.DEFAULT_IDLE)
-        if server._ready(directory, 15.0) is None:
-            raise click.ClickException(f"the server did not start; see {server.log_path(directory)}")
-    click.echo(f"attn-lint: server running for {directory}")
+    if server.holder(directory, root) is None:
+        server.start(directory, root, idle or server.DEFAULT_IDLE)
+        if server._ready(directory, root, 15.0) is None:
+            raise click.ClickException(f"the server did not start; see {server.log_path(directory, root)}")
+    click.echo(f"attn-lint: server running for {root} (cache {directory})")
 
 
 @server_group.command("stop")
 @_CACHE_OPTION
-def server_stop(cache_dir):
-    """Stop the server."""
+@_PROJECT_OPTION
+@click.option("--all", "every", is_flag=True, help="Stop the servers of every project on this cache folder.")
+def server_stop(cache_dir, project, every):
+    """Stop this project's server (with --all, every project's)."""
     from . import server
-    directory = _server_cache_dir(cache_dir)
-    stopped = server.stop(directory)
-    click.echo("attn-lint: server stopped" if stopped else "attn-lint: no server is running")
+    directory, root = _server_target(cache_dir, project)
+    if every:
+        stopped = server.stop_all(directory)
+        for p in stopped:
+            click.echo(f"attn-lint: server for {p} stopped")
+        if not stopped:
+            click.echo(f"attn-lint: no server is running on the cache {directory}")
+        return
+    stopped = server.stop(directory, root)
+    click.echo(f"attn-lint: server for {root} stopped" if stopped else f"attn-lint: no server is running for {root}")
 
 
 @server_group.command("status")
 @_CACHE_OPTION
-def server_status(cache_dir):
-    """Say whether a server is running; exit 1 when none is."""
+@_PROJECT_OPTION
+def server_status(cache_dir, project):
+    """Say whether this project's server is running (and which others are); exit 1 when it is not."""
     from . import server
-    directory = _server_cache_dir(cache_dir)
-    pid = server.holder(directory)
+    directory, root = _server_target(cache_dir, project)
+    pid = server.holder(directory, root)
+    others = [(p, proj) for p, proj in server.running(directory) if proj != os.path.realpath(root)]
     if pid is None:
-        click.echo(f"attn-lint: no server is running for {directory}")
+        click.echo(f"attn-lint: no server is running for {root} (cache {directory})")
+    else:
+        reply = server.control(directory, root, "ping", timeout=3.0)
+        if not reply or "ok" not in reply:
+            click.echo(f"attn-lint: server pid {pid} for {root} does not answer on its socket "
+                       f"{server.socket_path(directory, root)} (`attn-lint server stop` ends it); "
+                       f"log {server.log_path(directory, root)}")
+        else:
+            info = reply["ok"]
+            build = "" if info.get("key") == server.SERVER_KEY else \
+                " (another build of attn-lint: a `--server` run from here replaces it)"
+            click.echo(f"attn-lint: server pid {info['pid']} for {info.get('project', root)}, cache {directory}, "
+                       f"{info['summaries']} summaries in memory, attn-lint {info.get('version', '?')} on "
+                       f"{info.get('python', '?')}{build}, socket {server.socket_path(directory, root)}, "
+                       f"log {server.log_path(directory, root)}")
+    for other_pid, other in others:
+        click.echo(f"attn-lint: also running on this cache: server pid {other_pid} for {other}")
+    if pid is None:
         sys.exit(1)
-    reply = server.control(directory, "ping", timeout=3.0)
-    if not reply or "ok" not in reply:
-        click.echo(f"attn-lint: server pid {pid} for {directory} does not answer on its socket "
-                   f"{server.socket_path(directory)} (`attn-lint server stop` ends it); log {server.log_path(directory)}")
-        return
-    info = reply["ok"]
-    click.echo(f"attn-lint: server pid {info['pid']} for {directory}, {info['summaries']} summaries in memory, "
-               f"socket {server.socket_path(directory)}, log {server.log_path(directory)}")
 
 
 @server_group.command("run")
 @_CACHE_OPTION
+@_PROJECT_OPTION
 @click.option("--idle", type=float, default=None, help="Seconds without a run before it exits [default: 1800].")
-def server_run(cache_dir, idle):
+def server_run(cache_dir, project, idle):
     """Serve in the foreground (what `start` runs detached)."""
     from . import server
-    sys.exit(server.serve(_server_cache_dir(cache_dir), idle or server.DEFAULT_IDLE))
+    directory, root = _server_target(cache_dir, project)
+    sys.exit(server.serve(directory, root, idle or server.DEFAULT_IDLE))
 
 
 if __name__ == "__main__":  # pragma: no cover

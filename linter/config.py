@@ -68,14 +68,28 @@ def known_codes() -> tuple[str, ...]:
     return tuple(r.code for r in ALL_RULES)
 
 
+def _selectable_codes() -> tuple[str, ...]:
+    """What `select`/`ignore` accept: the analysis rules and AL900 (unused suppressions), as
+    `attn-lint rules` lists them."""
+    from .suppress import UNUSED_CODE
+    return known_codes() + (UNUSED_CODE,)
+
+
+def names_unused(code: str) -> bool:
+    """Whether a selector asks for AL900 by name (`AL9`, `AL90`, `AL900`): AL900 is opt-in, so
+    `ALL` or `AL`, which cover every analysis rule, do not turn it on."""
+    from .suppress import UNUSED_CODE
+    return UNUSED_CODE.startswith(code) and not any(r.startswith(code) for r in known_codes())
+
+
 def parse_codes(values, key: str, where: str, allow_all: bool = True) -> tuple[str, ...]:
-    """Rule codes or code prefixes (`AL`, `AL00`, `AL001`); `ALL` means every rule."""
+    """Rule codes or code prefixes (`AL`, `AL00`, `AL001`, `AL900`); `ALL` means every rule."""
     out: list[str] = []
     if isinstance(values, str):
         values = [values]
     if not isinstance(values, (list, tuple)):
         raise ConfigError(f"{where}: `{key}` must be a list of rule codes, not {type(values).__name__}")
-    codes = known_codes()
+    codes = _selectable_codes()
     for v in values:
         if not isinstance(v, str):
             raise ConfigError(f"{where}: `{key}` must be a list of rule codes, got {v!r}")
@@ -263,6 +277,13 @@ class Resolved:
     # (use one that runs, the default), "off".
     server: str = "if-running"
     show_latent: bool = False  # also report low-confidence findings (latent drift), in their own section
+    # AL900 (unused suppressions) is not an analysis rule: selecting it by name turns the report
+    # on; selected alone, every analysis rule still runs (a suppression is unused only against
+    # their findings) and only AL900 findings are reported.
+    report_unused: bool = False
+    only_unused: bool = False
+    unused_ignored: bool = False  # `ignore` names AL900: no unused-suppression report at all
+    selected: tuple[str, ...] = ()  # `select` as given, AL900 included (the Settings hold the rules')
 
     # What the CLI applies around the engine, as the configuration says it.
     @property
@@ -293,9 +314,9 @@ class Resolved:
             ("project-root", self.config.root, ""),
             ("paths", self.paths, src.get("paths", "default")),
             ("format", self.fmt, src.get("format", "default")),
-            ("select", list(s.select) or ["ALL"], src.get("select", "default")),
+            ("select", list(self.selected) or ["ALL"], src.get("select", "default")),
             ("ignore", list(s.ignore), src.get("ignore", "default")),
-            ("rules", [r.code for r in s.rules()], "resolved"),
+            ("rules", [r.code for r in s.rules()] + (["AL900"] if self.report_unused else []), "resolved"),
             ("exclude", list(self.exclude), src.get("exclude", "default")),
             ("per-file-ignores", {k: list(v) for k, v in self.per_file_ignores.items()},
              src.get("per-file-ignores", "default")),
@@ -349,8 +370,11 @@ def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=Non
         run_paths = [_rel(os.path.join(cfg.root, s)) for s in cfg.src]
         sources["paths"] = "src" if "src" in cfg.sources else "default (project root)"
 
-    settings = Settings(select=sel, ignore=ign, exclude=_rebase_globs(exc, cfg, run_paths), jobs=n_jobs,
-                        astroid=use_astroid)
+    from .suppress import UNUSED_CODE
+    rule_sel = tuple(c for c in sel if not names_unused(c))
+    unused_ignored = any(UNUSED_CODE.startswith(c) for c in ign)
+    settings = Settings(select=rule_sel, ignore=tuple(c for c in ign if not names_unused(c)),
+                        exclude=_rebase_globs(exc, cfg, run_paths), jobs=n_jobs, astroid=use_astroid)
     if no_cache:
         settings.cache_dir = None
         sources["cache-dir"] = "command line"
@@ -360,7 +384,9 @@ def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=Non
     elif cfg.cache_dir:
         settings.cache_dir = cfg.cache_dir
     return Resolved(settings=settings, config=cfg, paths=run_paths, fmt=fmt_,
-                    sources=sources, exclude=exc, show_latent=latent,
+                    sources=sources, exclude=exc, show_latent=latent, selected=sel,
+                    report_unused=len(rule_sel) < len(sel) and not unused_ignored,
+                    only_unused=bool(sel) and not rule_sel and not unused_ignored, unused_ignored=unused_ignored,
                     server="off" if use_server is False or settings.cache_dir is None else
                     "start" if use_server else "if-running")
 

@@ -23,7 +23,7 @@ SKIP_DIRS = {"__pycache__", ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", 
 @dataclass(frozen=True, slots=True)
 class SourceFile:
     path: str  # absolute, as found (symlinks not resolved, so users see their own paths)
-    display: str  # relative to the command-line argument it was found under
+    display: str  # relative to the command-line argument it was found under (with several, to their common folder)
     module: str  # dotted module name
     root: str = ""  # the import root the module name is relative to
 
@@ -76,13 +76,23 @@ def _discover(paths: list[str], exclude: tuple[str, ...]) -> tuple[list[SourceFi
     seen: set[str] = set()
     roots_cache: dict[str, str] = {}
     real_dirs: dict[str, str] = {}  # realpath per folder: resolving each file's path costs a stat per component
+    # A file's display names it for the whole run (reports, suppressions, baselines look files up
+    # by it), so it must be unique: relative to its one argument, or with several arguments to
+    # the folder they share, as two folders both hold `serving/backends/x.py`.
+    given = [os.path.abspath(a) for a in paths if os.path.lexists(a)]
+    anchor = None
+    if len(set(given)) > 1:
+        anchor = os.path.commonpath(given)
+        if not os.path.isdir(anchor):
+            anchor = os.path.dirname(anchor)
     for arg in paths:
         if not os.path.lexists(arg):
             errors.append(FileError(arg, "missing-path", "no such file or directory (given on the command line)"))
             continue
         if not os.path.isdir(arg):
-            _add(files, seen, roots_cache, os.path.abspath(arg), os.path.normpath(arg).replace(os.sep, "/"),
-                 errors)
+            full = os.path.abspath(arg)
+            _add(files, seen, roots_cache, full,
+                 _display(full, anchor) if anchor else os.path.normpath(arg).replace(os.sep, "/"), errors)
             continue
         top = os.path.abspath(arg)
         visited_dirs: set[tuple[int, int]] = set()
@@ -112,7 +122,8 @@ def _discover(paths: list[str], exclude: tuple[str, ...]) -> tuple[list[SourceFi
                 disp = _display(full, top)
                 if matches(disp, name, exclude):
                     continue
-                _add(files, seen, roots_cache, full, disp, errors, top, real_dirs)
+                _add(files, seen, roots_cache, full, _display(full, anchor) if anchor else disp, errors, top,
+                     real_dirs)
     return files, errors
 
 

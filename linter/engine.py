@@ -149,21 +149,29 @@ def _die_with(parent: int) -> None:
 
 
 def analyse(paths: list[str], settings: Settings | None = None, keep_context: bool = False,
-            cache: Cache | None = None) -> Result:
+            cache: Cache | None = None, progress=None) -> Result:
     """Analyse `paths`. `cache` replaces the on-disk cache named by the settings (the resident
-    server passes one that keeps entries in memory)."""
+    server passes one that keeps entries in memory). `progress(phase, done, total)`, when given,
+    is called as the run goes (phases: discover, parse, load, index, then each rule's code); the
+    engine itself never prints."""
     settings = settings or Settings()
     start = time.perf_counter()
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _analyse(paths, settings, start, keep_context, cache or Cache(settings.cache_dir))
+        return _analyse(paths, settings, start, keep_context, cache or Cache(settings.cache_dir),
+                        progress or _no_progress)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _analyse(paths: list[str], settings: Settings, start: float, keep_context: bool, cache: Cache) -> Result:
+def _no_progress(phase: str, done: int, total: int) -> None:
+    pass
+
+
+def _analyse(paths: list[str], settings: Settings, start: float, keep_context: bool, cache: Cache,
+             progress) -> Result:
     phases: dict[str, float] = {}
     mark = [start]
 
@@ -172,6 +180,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
         phases[name] = round(phases.get(name, 0.0) + now - mark[0], 4)
         mark[0] = now
 
+    progress("discover", 0, 0)
     files, errors = discover(paths, settings.exclude, cache.path_sets_kept if cache.resident else 0)
     phase("discover")
     # The stat map names content digests, which are only valid for one summary format.
@@ -213,7 +222,8 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
             f = by_path[path]
             module_facts.facts_of(f.module, f.display, p.summary)
 
-    _parse_all(todo, settings, cache, parsed, read_failures, early_facts)
+    progress("parse", 0, len(todo))
+    _parse_all(todo, settings, cache, parsed, read_failures, early_facts, progress)
     for path in todo:
         if path in parsed:
             digests[path] = parsed[path].digest
@@ -241,12 +251,16 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     from .context import Context
     from .index import Module, TreeIndex
     missing = [f.path for f in files if f.path in digests and f.path not in parsed]
-    for path in missing:
+    for n, path in enumerate(missing):
+        if not n % 256:
+            progress("load", n, len(missing))
         hit = cache.get_summary(digests[path])
         if hit is not None:
             parsed[path] = hit
     lost = [p for p in missing if p not in parsed]  # evicted from the cache: parse again
-    _parse_all(lost, settings, cache, parsed, read_failures)
+    if lost:
+        progress("parse", 0, len(lost))
+    _parse_all(lost, settings, cache, parsed, read_failures, progress=progress)
 
     phase("load")
     modules: list[Module] = []
@@ -267,6 +281,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
         modules.append(Module(f.module, f, p.summary))
     errors.extend(file_errors)
 
+    progress("index", 0, len(modules))
     index = TreeIndex(modules)
     # astroid keeps parsed modules for the life of the process (the resident server's too).
     forget_modules(set(todo).union(p for p in old_stats if p not in seen))
@@ -280,7 +295,8 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     module_facts.retain(stat_key, {module_facts.key_of(m.name, m.file.display, m.summary)
                                    for m in index.modules.values()}, cache.path_sets_kept)
     findings: list[Finding] = []
-    for rule in rules:
+    for n, rule in enumerate(rules):
+        progress(rule.code, n, len(rules))
         findings.extend(rule.check(context))
         phase(rule.code)
     findings.sort(key=lambda f: f.sort_key)
@@ -306,9 +322,10 @@ def _display(files: list[SourceFile], path: str) -> str:
 
 
 def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict, failures: dict,
-               on_result=None) -> None:
+               on_result=None, progress=_no_progress) -> None:
     if not paths:
         return
+    total = len(paths)
     jobs = settings.jobs or os.cpu_count() or 1
     pooled = jobs > 1 and len(paths) >= PARALLEL_THRESHOLD
     if pooled:
@@ -321,7 +338,9 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
         ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
                                  initargs=(os.getpid(),)) as pool:
-            for path, plain, failure in pool.map(_worker, tasks, chunksize=max(1, min(16, len(tasks) // (jobs * 8)))):
+            for done, (path, plain, failure) in enumerate(
+                    pool.map(_worker, tasks, chunksize=max(1, min(16, len(tasks) // (jobs * 8)))), 1):
+                progress("parse", done, total)
                 if failure is not None:
                     failures[path] = failure
                 else:
@@ -329,8 +348,9 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
                     if on_result is not None:
                         on_result(path, parsed[path])
         return
-    for path, max_bytes, _ in tasks:
+    for done, (path, max_bytes, _) in enumerate(tasks, 1):
         result, _, failure = _summarise_file(path, max_bytes, cache if cache.enabled else None)
+        progress("parse", done, total)
         if failure is not None:
             failures[path] = failure
         else:

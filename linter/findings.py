@@ -18,11 +18,14 @@ def unlabelled(name: str) -> str:
 
 @dataclass(frozen=True)
 class Evidence:
-    """One link in the chain that makes a finding true."""
+    """One link in the chain that makes a finding true. A `supporting` link backs the chain up
+    without being needed to follow it (more probe sites, how a delegate was found): the text and
+    GitHub reports show it with --verbose; JSON and SARIF always carry it."""
 
     path: str
     line: int
     note: str
+    supporting: bool = False
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,8 @@ class Finding:
         return {"code": self.code, "name": self.name, "severity": self.severity, "path": self.path,
                 "line": self.line, "column": self.column, "message": self.message, "member": self.member,
                 "targets": list(self.targets),
-                "evidence": [{"path": e.path, "line": e.line, "note": e.note} for e in self.evidence],
+                "evidence": [{"path": e.path, "line": e.line, "note": e.note, "supporting": e.supporting}
+                             for e in self.evidence],
                 "details": dict(self.details), "class": self.class_name, "confidence": self.confidence,
                 "confidence_reasons": [r.to_json() for r in self.confidence_reasons]}
 

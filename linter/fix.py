@@ -116,7 +116,7 @@ def plan(result, findings: list[Finding]) -> list[FilePlan]:
 
 def _shown(sf) -> str:
     """The file as seen from the current directory (so that the diff applies with `git apply`)."""
-    return path_within(sf.path, os.curdir, sf.display)
+    return path_within(sf.path, os.curdir, sf.path)
 
 
 def _method_code(ctx, f: Finding, sources: "_SourceCache", indent: str) -> str:

@@ -6,14 +6,18 @@ The server is a background process that keeps summaries, per-module facts (facts
 parsed modules in memory: a run stats the tree, re-summarises what changed and re-runs the
 tree-wide passes. Findings are the same as a one-shot run's; only where the work happens differs.
 
-One server per cache folder and attn-lint build (the socket's name carries the build's key); it
-holds a lock file that names its pid for as long as it lives, and its parsing workers die with it.
-Clients reach it over a Unix socket that only the user can open; it answers one run at a time,
-sending a heartbeat to every client waiting for it, and exits after `idle` seconds without a run,
-on `attn-lint server stop`, when attn-lint's code changes on disk, when its socket is removed, or
-when a client of a different build reaches it. A client that stalls is dropped after a few
-seconds; a client whose server goes silent gives up. Any failure to use it falls back to an
-in-process run.
+One server per project root and cache folder. Where it lives (its socket, its lock) depends on
+those two only, never on the interpreter or virtualenv that started it: the `attn-lint-server`
+pre-commit hook runs attn-lint from pre-commit's own environment, and `attn-lint server status`
+or `stop` from the user's must find that server. It holds a lock file that names its pid and
+project for as long as it lives, and its parsing workers die with it. Clients reach it over a
+Unix socket that only the user can open; it answers one run at a time, sending a heartbeat to
+every client waiting for it, and exits after `idle` seconds without a run, on `attn-lint server
+stop`, when attn-lint's code changes on disk, when its socket is removed, or when a client of a
+different build (another attn-lint version or environment) asks to replace it (`--server`); a
+client of another build that did not ask for a server runs in-process and leaves it be. A
+client that stalls is dropped after a few seconds; a client whose server goes silent gives up.
+Any failure to use it falls back to an in-process run.
 """
 
 from __future__ import annotations
@@ -51,7 +55,8 @@ _WAIT = {"wait": True}  # the heartbeat frame
 
 def _build_key() -> str:
     """This build of attn-lint as the server protocol sees it: the analysis code (TOOL_KEY), the
-    server and cache code themselves, the version and the interpreter, as they are on disk now."""
+    server and cache code themselves, the version and the interpreter, as they are on disk now.
+    It is checked over the socket; it never names the socket."""
     tool = f"{__version__}-{code_digest()}-{code_digest('server.py')}-{code_digest('cache.py')}"
     return hashlib.blake2b(f"{tool}|{sys.executable}".encode(), digest_size=8).hexdigest()
 
@@ -64,19 +69,27 @@ def _state_dir(cache_dir: str) -> str:
     return os.path.join(cache_dir, "server")
 
 
-def _name(cache_dir: str) -> str:
-    return hashlib.blake2b(f"{SERVER_KEY}|{os.path.abspath(cache_dir)}".encode(), digest_size=8).hexdigest()
+def _project(project: str) -> str:
+    return os.path.realpath(project)
 
 
-def socket_path(cache_dir: str, create: bool = False) -> str:
-    """Where the server for `cache_dir` listens (its folder made with `create`). Raises OSError
-    when that folder is not the user's own: requests and answers are pickles, so nobody else may
-    be able to put a socket there."""
+def _name(cache_dir: str, project: str) -> str:
+    """The server's name: its cache folder and project root, and nothing about the build or the
+    interpreter that runs it."""
+    return hashlib.blake2b(f"{os.path.realpath(cache_dir)}|{_project(project)}".encode(),
+                           digest_size=8).hexdigest()
+
+
+def socket_path(cache_dir: str, project: str, create: bool = False) -> str:
+    """Where the server of `project` on `cache_dir` listens (its folder made with `create`).
+    Raises OSError when that folder is not the user's own: requests and answers are pickles, so
+    nobody else may be able to put a socket there."""
     folder = _state_dir(cache_dir)
-    path = os.path.join(folder, _name(cache_dir) + ".sock")
+    name = _name(cache_dir, project)
+    path = os.path.join(folder, name + ".sock")
     if len(path.encode()) >= 100:  # AF_UNIX paths are limited to about 107 bytes
         folder = os.path.join(tempfile.gettempdir(), f"attn-lint-{os.getuid()}")
-        path = os.path.join(folder, _name(cache_dir) + ".sock")
+        path = os.path.join(folder, name + ".sock")
     if create:
         os.makedirs(folder, mode=0o700, exist_ok=True)
     elif not os.path.isdir(folder):
@@ -88,33 +101,51 @@ def socket_path(cache_dir: str, create: bool = False) -> str:
     return path
 
 
-def log_path(cache_dir: str) -> str:
-    return os.path.join(_state_dir(cache_dir), "server.log")
+def log_path(cache_dir: str, project: str) -> str:
+    return os.path.join(_state_dir(cache_dir), _name(cache_dir, project) + ".log")
 
 
-def _lock_path(cache_dir: str) -> str:
-    return os.path.join(_state_dir(cache_dir), _name(cache_dir) + ".lock")
+def _lock_path(cache_dir: str, project: str) -> str:
+    return os.path.join(_state_dir(cache_dir), _name(cache_dir, project) + ".lock")
 
 
-def holder(cache_dir: str) -> int | None:
-    """The pid of the server holding this cache folder's lock; None when no process holds it.
-    The lock, not the socket, says whether a server lives: a socket can be removed or stop
-    answering while its server still runs."""
+def holder(cache_dir: str, project: str) -> int | None:
+    """The pid of the server holding the lock of `project` on this cache folder; None when no
+    process holds it. The lock, not the socket, says whether a server lives: a socket can be
+    removed or stop answering while its server still runs."""
+    held = _held(_lock_path(cache_dir, project))
+    return held[0] if held else None
+
+
+def _held(lock_file: str) -> tuple[int, str] | None:
+    """(pid, project) written in a lock file some process holds; None when none holds it."""
     import fcntl
     try:
-        fh = open(_lock_path(cache_dir), "r")
+        fh = open(lock_file, "r")
     except OSError:
         return None
     with fh:
         try:
             fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except OSError:
+            lines = fh.read().splitlines()
             try:
-                return int(fh.read().strip() or 0) or None
+                pid = int(lines[0].strip() or 0) if lines else 0
             except ValueError:
                 return None
+            return (pid, lines[1] if len(lines) > 1 else "") if pid else None
         fcntl.flock(fh, fcntl.LOCK_UN)
         return None
+
+
+def running(cache_dir: str) -> list[tuple[int, str]]:
+    """(pid, project root) of every server that holds a lock on this cache folder."""
+    folder = _state_dir(cache_dir)
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".lock"))
+    except OSError:
+        return []
+    return [held for held in (_held(os.path.join(folder, n)) for n in names) if held]
 
 
 # --- framing -------------------------------------------------------------------------------------
@@ -201,23 +232,24 @@ class ResidentCache(Cache):
             del self.summaries[digest]
 
 
-def serve(cache_dir: str, idle: float = DEFAULT_IDLE) -> int:
-    """Run the server in this process until it has been idle for `idle` seconds. Returns 0, or 3
-    when another server already serves this cache folder."""
+def serve(cache_dir: str, project: str, idle: float = DEFAULT_IDLE) -> int:
+    """Run the server of `project` in this process until it has been idle for `idle` seconds.
+    Returns 0, or 3 when another server already serves this project and cache folder."""
     import fcntl
 
     from . import engine
 
+    project = _project(project)
     os.makedirs(_state_dir(cache_dir), exist_ok=True)
-    lock = open(_lock_path(cache_dir), "a+")  # not truncated: it names the running server's pid
+    lock = open(_lock_path(cache_dir, project), "a+")  # not truncated: it names the running server
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        return 3  # another server holds this cache folder: let it serve
+        return 3  # another server holds this project and cache folder: let it serve
     lock.truncate(0)
-    lock.write(f"{os.getpid()}\n")
+    lock.write(f"{os.getpid()}\n{project}\n")
     lock.flush()
-    path = socket_path(cache_dir, create=True)
+    path = socket_path(cache_dir, project, create=True)
     try:
         os.unlink(path)  # left by a server that was killed: the lock says none is running
     except FileNotFoundError:
@@ -242,7 +274,8 @@ def serve(cache_dir: str, idle: float = DEFAULT_IDLE) -> int:
     waiting = _Waiting()
     threading.Thread(target=_accept, args=(listener, waiting), daemon=True).start()
     threading.Thread(target=waiting.beat, daemon=True).start()
-    _log(f"serving {cache_dir} at {path} (pid {os.getpid()}, idle limit {idle:.0f} s)")
+    _log(f"serving {project} with the cache {cache_dir} at {path} (pid {os.getpid()}, {sys.executable}, "
+         f"idle limit {idle:.0f} s)")
     last_run = last_check = time.monotonic()
     runs = 0
     collected = True
@@ -279,7 +312,7 @@ def serve(cache_dir: str, idle: float = DEFAULT_IDLE) -> int:
             last_run = time.monotonic()
             collected = False
             try:
-                if not _handle(conn, cache, engine, waiting):
+                if not _handle(conn, cache, engine, waiting, project):
                     break
             finally:
                 waiting.done(conn)
@@ -346,7 +379,7 @@ def _accept(listener: socket.socket, waiting: _Waiting) -> None:
         waiting.add(conn)
 
 
-def _handle(conn: socket.socket, cache: ResidentCache, engine, waiting: _Waiting) -> bool:
+def _handle(conn: socket.socket, cache: ResidentCache, engine, waiting: _Waiting, project: str) -> bool:
     """Answer one request; False when the server should exit."""
     try:
         request = _recv(conn)
@@ -365,11 +398,15 @@ def _handle(conn: socket.socket, cache: ResidentCache, engine, waiting: _Waiting
         answer({"ok": "stopping"})
         return False
     if op == "ping":
-        answer({"ok": {"pid": os.getpid(), "key": SERVER_KEY, "summaries": len(cache.summaries)}})
+        answer({"ok": {"pid": os.getpid(), "key": SERVER_KEY, "summaries": len(cache.summaries),
+                       "project": project, "python": sys.executable, "version": __version__}})
         return True
     if request.get("key") != SERVER_KEY:
-        answer({"stale": SERVER_KEY})
-        return False  # a different build is asking: make way for a server of its own
+        if request.get("replace"):
+            answer({"stale": SERVER_KEY})
+            return False  # a different build asked for a server: make way for one of its own
+        answer({"other_build": {"pid": os.getpid(), "python": sys.executable, "version": __version__}})
+        return True  # it runs in-process; this server stays for the clients of its own build
     if op != "analyse":
         answer({"error": f"unknown request {op!r}"})
         return True
@@ -401,21 +438,22 @@ def _log(message: str) -> None:
 
 
 # --- the client ----------------------------------------------------------------------------------
-def _connect(cache_dir: str, timeout: float = CLIENT_SILENCE) -> socket.socket | None:
+def _connect(cache_dir: str, project: str, timeout: float = CLIENT_SILENCE) -> socket.socket | None:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)  # for the connect, then for each frame: the server beats every second
     try:
-        sock.connect(socket_path(cache_dir))
+        sock.connect(socket_path(cache_dir, project))
     except OSError:
         sock.close()
         return None
     return sock
 
 
-def start(cache_dir: str, idle: float = DEFAULT_IDLE) -> None:
-    """Start a detached server for `cache_dir` (it exits at once if one is already running)."""
+def start(cache_dir: str, project: str, idle: float = DEFAULT_IDLE) -> None:
+    """Start a detached server for `project` on `cache_dir` (it exits at once if one is already
+    running)."""
     os.makedirs(_state_dir(cache_dir), exist_ok=True)
-    log_file = log_path(cache_dir)
+    log_file = log_path(cache_dir, project)
     try:
         if os.path.getsize(log_file) > 1 << 20:
             os.replace(log_file, log_file + ".1")  # keep the log small: one old generation
@@ -429,53 +467,56 @@ def start(cache_dir: str, idle: float = DEFAULT_IDLE) -> None:
     env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     with open(log_file, "ab") as log:
         subprocess.Popen([sys.executable, "-m", "attn_lint", "server", "run", "--cache-dir", cache_dir,
-                          "--idle", str(idle)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          "--project", _project(project), "--idle", str(idle)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=log, cwd="/", env=env, start_new_session=True, close_fds=True)
 
 
-def _ready(cache_dir: str, wait: float) -> socket.socket | None:
+def _ready(cache_dir: str, project: str, wait: float) -> socket.socket | None:
     deadline = time.monotonic() + wait
     while True:
-        sock = _connect(cache_dir)
+        sock = _connect(cache_dir, project)
         if sock is not None or time.monotonic() > deadline:
             return sock
         time.sleep(0.02)
 
 
-def analyse(paths: list[str], settings, idle: float = DEFAULT_IDLE, spawn: bool = True):
-    """The engine's Result from the server (started when none is running), or (None, reason)
-    when the run should happen in this process."""
+def analyse(paths: list[str], settings, project: str, idle: float = DEFAULT_IDLE, spawn: bool = True):
+    """The engine's Result from the server of `project` (started when none is running, with
+    `spawn`), or (None, reason) when the run should happen in this process."""
     if settings.cache_dir is None:
         return None, "the server needs the cache (--no-cache was given)"
     # The server works from `/`; a relative cache folder must mean the same folder to both sides.
     settings = dataclasses.replace(settings, cache_dir=os.path.abspath(settings.cache_dir))
+    cache_dir = settings.cache_dir
     try:
-        socket_path(settings.cache_dir)
+        socket_path(cache_dir, project)
     except OSError as exc:
         return None, str(exc)
     for attempt in range(2):
-        sock = _connect(settings.cache_dir)
+        sock = _connect(cache_dir, project)
         if sock is None:
             if not spawn:
                 return None, NOT_RUNNING
-            pid = holder(settings.cache_dir)
+            pid = holder(cache_dir, project)
             if pid is not None:  # its socket was removed: it is on its way out
                 return None, f"the server (pid {pid}) does not answer on its socket"
-            start(settings.cache_dir, idle)
-            sock = _ready(settings.cache_dir, 15.0)
+            start(cache_dir, project, idle)
+            sock = _ready(cache_dir, project, 15.0)
             if sock is None:
-                return None, f"the server did not start (see {log_path(settings.cache_dir)})"
+                return None, f"the server did not start (see {log_path(cache_dir, project)})"
         try:
             with sock:
-                _send(sock, {"op": "analyse", "key": SERVER_KEY, "cwd": os.getcwd(),
+                _send(sock, {"op": "analyse", "key": SERVER_KEY, "replace": spawn, "cwd": os.getcwd(),
                              "paths": [str(p) for p in paths], "settings": settings})
                 reply = _reply(sock)
         except socket.timeout:
-            return None, f"the server did not answer for {CLIENT_SILENCE:.0f} s (pid {holder(settings.cache_dir)})"
+            return None, f"the server did not answer for {CLIENT_SILENCE:.0f} s (pid {holder(cache_dir, project)})"
         except (OSError, EOFError, pickle.UnpicklingError, ConnectionError) as exc:
             return None, f"the server failed mid-run ({exc})"
+        if "other_build" in reply:  # not asked for a server: leave that build's server be
+            return None, NOT_RUNNING
         if "stale" in reply:
-            _wait_gone(settings.cache_dir)
+            _wait_gone(cache_dir, project)
             continue  # it was another build: it is exiting, start ours
         if "error" in reply:
             return None, "the server raised an error:\n" + reply["error"]
@@ -486,19 +527,20 @@ def analyse(paths: list[str], settings, idle: float = DEFAULT_IDLE, spawn: bool 
     return None, "the server kept answering for another build"
 
 
-def _wait_gone(cache_dir: str, wait: float = 5.0) -> None:
+def _wait_gone(cache_dir: str, project: str, wait: float = 5.0) -> None:
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
-        sock = _connect(cache_dir)
+        sock = _connect(cache_dir, project)
         if sock is None:
             return
         sock.close()
         time.sleep(0.05)
 
 
-def control(cache_dir: str, op: str, timeout: float = CLIENT_SILENCE):
-    """`ping` or `stop` a running server; None when none answers."""
-    sock = _connect(cache_dir, timeout)
+def control(cache_dir: str, project: str, op: str, timeout: float = CLIENT_SILENCE):
+    """`ping` or `stop` the running server of `project`, whatever build it is; None when none
+    answers."""
+    sock = _connect(cache_dir, project, timeout)
     if sock is None:
         return None
     try:
@@ -509,11 +551,12 @@ def control(cache_dir: str, op: str, timeout: float = CLIENT_SILENCE):
         return None
 
 
-def stop(cache_dir: str, wait: float = 10.0) -> bool:
-    """Stop the server: asked over its socket, or, when it does not answer there (stopped, its
-    socket removed), by a signal to the pid its lock names. False when none was running."""
-    pid = holder(cache_dir)
-    if control(cache_dir, "stop", timeout=3.0) is None:
+def stop(cache_dir: str, project: str, wait: float = 10.0) -> bool:
+    """Stop the server of `project`: asked over its socket, or, when it does not answer there
+    (stopped, its socket removed), by a signal to the pid its lock names. False when none was
+    running."""
+    pid = holder(cache_dir, project)
+    if control(cache_dir, project, "stop", timeout=3.0) is None:
         if pid is None:
             return False
         for sig in (signal.SIGTERM, signal.SIGCONT):  # SIGCONT: a stopped server must run to exit
@@ -524,7 +567,7 @@ def stop(cache_dir: str, wait: float = 10.0) -> bool:
     elif pid is None:
         return True
     deadline = time.monotonic() + wait
-    while holder(cache_dir) is not None:
+    while holder(cache_dir, project) is not None:
         if time.monotonic() > deadline:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -533,3 +576,12 @@ def stop(cache_dir: str, wait: float = 10.0) -> bool:
             break
         time.sleep(0.05)
     return True
+
+
+def stop_all(cache_dir: str) -> list[str]:
+    """Stop every server on this cache folder; the projects they served."""
+    stopped = []
+    for _, project in running(cache_dir):
+        if project and stop(cache_dir, project):
+            stopped.append(project)
+    return stopped

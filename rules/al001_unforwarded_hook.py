@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from ..linter.confidence import Pairing
 from ..linter.findings import Evidence, Finding
-from .base import Example, Rule, assessed, short
+from .base import Example, Rule, assessed, holding_delegates, short
 
 if TYPE_CHECKING:
     from ..linter.context import Context
@@ -174,24 +174,32 @@ def prefill(backend: Backend, batch):
 
     def _report(self, ctx, wq, entry, wrapper, member, owners, hits) -> Finding:
         w = entry.info.name
+        # The chain that proves the claim: one probe site and how its receiver can be the wrapper,
+        # the wrapper, for each implementation that defines the hook the most specific delegate
+        # that can hold it, and the definitions. Other sites, the other delegates and how they
+        # were found support it (shown with --verbose).
         evidence: list[Evidence] = []
-        for site, probe, res, static in hits[:5]:
-            evidence.append(Evidence(site.path, probe.line,
-                                     f"{_probe_text(probe)} in `{site.where}`: the receiver is `{short(static)}`"
-                                     f" (resolved by {res.via}), which can be `{w}`"))
-            evidence.extend(res.steps[:3])
+        for n, (site, probe, res, static) in enumerate(hits[:5]):
+            link = [Evidence(site.path, probe.line,
+                             f"{_probe_text(probe)} in `{site.where}`: the receiver is `{short(static)}`"
+                             f" (resolved by {res.via}), which can be `{w}`"), *res.steps[:3]]
+            evidence.extend(link if n == 0 else [replace(e, supporting=True) for e in link])
         if len(hits) > 5:
-            evidence.append(Evidence(hits[5][0].path, hits[5][1].line, f"and {len(hits) - 5} more probe sites"))
+            evidence.append(Evidence(hits[5][0].path, hits[5][1].line, f"and {len(hits) - 5} more probe sites",
+                                     supporting=True))
         evidence.append(Evidence(entry.file.display, entry.info.line,
                                  f"`{w}` is a wrapper: it neither defines nor inherits `{member}` "
                                  f"and has no `__getattr__`"))
+        holding = holding_delegates(ctx, wq, wrapper, member, owners)
         for d in wrapper.delegates:
-            evidence.extend(d.evidence[-2:])
-        evidence.extend(wrapper.forwards[:1])
-        for owner in owners:
+            last = d.evidence[-1:] if d.attr in holding else ()
+            evidence.extend(replace(e, supporting=True) for e in d.evidence[-2:] if e not in last)
+            evidence.extend(last)
+        evidence.extend(replace(e, supporting=True) for e in wrapper.forwards[:1])
+        for n, owner in enumerate(owners):  # the three the message names prove it; the others support it
             oe = ctx.index.classes[owner]
             line = _member_line(oe.info, member)
-            evidence.append(Evidence(oe.file.display, line, f"`{oe.info.name}` defines `{member}`"))
+            evidence.append(Evidence(oe.file.display, line, f"`{oe.info.name}` defines `{member}`", supporting=n >= 3))
         first = hits[0]
         names = ", ".join(f"`{short(o)}`" for o in owners[:3]) + (f" and {len(owners) - 3} more"
                                                                    if len(owners) > 3 else "")

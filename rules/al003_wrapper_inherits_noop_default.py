@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Iterable
 
 from ..linter.confidence import Pairing
 from ..linter.findings import Evidence, Finding
-from .base import Example, Rule, assessed, short
+from .base import Example, Rule, assessed, holding_delegates, short
 
 if TYPE_CHECKING:
     from ..linter.context import Context
@@ -162,11 +163,13 @@ class Runner:
         w = entry.info.name
         be = index.classes[base]
         evidence: list[Evidence] = []
-        for site, line, kind, res, static in sites[:5]:
+        for n, (site, line, kind, res, static) in enumerate(sites[:5]):
             verb = "probed" if kind == "probe" else "called"
-            evidence.append(Evidence(site.path, line, f"`{member}` is {verb} in `{site.where}` on a "
-                                                      f"receiver of type `{short(static)}`, which can be `{w}`"))
-            evidence.extend(res.steps[:2])
+            link = [Evidence(site.path, line, f"`{member}` is {verb} in `{site.where}` on a "
+                                              f"receiver of type `{short(static)}`, which can be `{w}`"),
+                    *res.steps[:2]]
+            # One site proves the claim; the others support it (shown with --verbose).
+            evidence.extend(link if n == 0 else [replace(e, supporting=True) for e in link])
         evidence.append(Evidence(be.file.display, base_fn.line,
                                  f"`{be.info.name}.{member}` is a no-op default, inherited by `{w}`"))
         getattr_owner = index.has_getattr_hook(wq)
@@ -174,12 +177,13 @@ class Runner:
             evidence.append(Evidence(entry.file.display, entry.info.line,
                                      f"`{w}` has `__getattr__`, but it is never consulted for `{member}`: "
                                      f"`{be.info.name}` defines it"))
+        holding = holding_delegates(ctx, wq, wrapper, member, overriders)
         for d in wrapper.delegates:
-            evidence.extend(d.evidence[-1:])
-        for owner in overriders:
+            evidence.extend(e if d.attr in holding else replace(e, supporting=True) for e in d.evidence[-1:])
+        for n, owner in enumerate(overriders):  # the three the message names prove it; the others support it
             oe = index.classes[owner]
             evidence.append(Evidence(oe.file.display, oe.info.methods[member].line,
-                                     f"`{oe.info.name}` overrides `{member}` with a real body"))
+                                     f"`{oe.info.name}` overrides `{member}` with a real body", supporting=n >= 3))
         names = ", ".join(f"`{short(o)}`" for o in overriders[:3]) + (" and more" if len(overriders) > 3 else "")
         verb = "overrides" if len(overriders) == 1 else "override"
         message = (f"`{w}` inherits the no-op `{be.info.name}.{member}`; {names}, which its delegates can "

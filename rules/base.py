@@ -54,11 +54,31 @@ def assessed(ctx: "Context", finding: Finding, pairings: Sequence["Pairing"]) ->
 
 
 def _dedupe(evidence: Iterable[Evidence]) -> list[Evidence]:
-    seen, out = set(), []
+    """Each link once, where it first appears; part of the chain if any copy of it is."""
+    at: dict[tuple, int] = {}
+    out: list[Evidence] = []
     for e in evidence:
-        if e not in seen:
-            seen.add(e)
+        key = (e.path, e.line, e.note)
+        if key not in at:
+            at[key] = len(out)
             out.append(e)
+        elif not e.supporting:
+            out[at[key]] = e
     return out
+
+
+def holding_delegates(ctx: "Context", wq: str, wrapper, member: str, owners: Iterable[str]) -> set[str]:
+    """For each class that defines `member`, the wrapper's delegate attribute that can hold it
+    with the fewest possible classes (a single attribute rather than a list that holds the others
+    too): the delegate an evidence chain names."""
+    index, model = ctx.index, ctx.model
+    options = []
+    for d in wrapper.delegates:
+        impls = model.implementations(d.types, exclude=wq)
+        defined_by = {hit[0] for hit in (index.lookup(i, member) for i in impls) if hit is not None}
+        options.append((len(impls), d.attr, defined_by))
+    options.sort(key=lambda o: o[:2])
+    return {next(attr for _, attr, defined_by in options if owner in defined_by)
+            for owner in owners if any(owner in o[2] for o in options)}
 
 

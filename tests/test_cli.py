@@ -102,7 +102,7 @@ def test_json_is_exactly_one_document(fixture, codes):
         assert isinstance(f["line"], int) and isinstance(f["column"], int) and f["line"] >= 1 and f["column"] >= 1
         assert f["class"].endswith(".HybridLinearAttnBackend")
         assert isinstance(f["targets"], list) and f["targets"]
-        assert f["evidence"] and all(set(e) == {"path", "line", "note"} for e in f["evidence"])
+        assert f["evidence"] and all(set(e) == {"path", "line", "note", "supporting"} for e in f["evidence"])
         assert all((REPO / e["path"]).is_file() for e in f["evidence"])
 
 
@@ -137,7 +137,8 @@ def test_json_reports_bad_files_in_errors(tmp_path):
     (tmp_path / "pkg" / "broken.py").write_text("def f(:\n")
     proc = attn_lint(tmp_path, "--format", "json", "--no-cache")
     doc = json.loads(proc.stdout)
-    assert [(e["path"], e["kind"]) for e in doc["errors"]] == [("pkg/broken.py", "syntax-error")]
+    # Outside the current directory, paths are absolute (they open from where attn-lint ran).
+    assert [(e["path"], e["kind"]) for e in doc["errors"]] == [(str(tmp_path / "pkg" / "broken.py"), "syntax-error")]
     assert set(doc["errors"][0]) >= {"path", "kind", "message", "line"}
 
 
@@ -149,13 +150,45 @@ def test_text_report():
     assert "AL001" in out and "error" in out
     assert "serving/backends/hybrid_linear_attn_backend.py:13:1" in out
     assert "init_mha_chunk_metadata" in out
-    # the evidence chain names the probe sites with their lines
+    # the evidence chain names the probe site with its line; the other probe site supports it
     assert re.search(r"serving/models/forward_mha\.py:\d+", out)
-    assert re.search(r"serving/models/sarvam_moe\.py:\d+", out)
+    assert not re.search(r"serving/models/sarvam_moe\.py:\d+", out)
+    assert re.search(r"serving/models/sarvam_moe\.py:\d+", attn_lint(AL001, "--no-cache", "--verbose").stdout)
     # a code frame shows the line
     assert "class HybridLinearAttnBackend(AttentionBackend):" in out
     summary = out.strip().splitlines()[-1]
     assert re.fullmatch(r"Found 1 finding \(AL001: 1\) in 15 files, [\d,]+ lines, [\d.]+ s", summary), summary
+
+
+def _evidence_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.startswith("      - ")]
+
+
+def test_evidence_is_the_chain_and_the_rest_with_verbose():
+    """Issue 12: the fixture's AL001 printed 17 evidence lines (the README shows 7), one of them
+    twice. By default: the probe site and how its receiver resolves, the wrapper, the delegate
+    that holds the implementations, their definitions; --verbose adds the rest; none repeats."""
+    out = attn_lint(AL001, "--no-cache").stdout
+    chain = _evidence_lines(out)
+    assert len(chain) == 8 and len(set(chain)) == len(chain), chain
+    assert [line.split("  ", 1)[0].split("al001_hidden_hook/", 1)[1] for line in chain] == [
+        "serving/models/forward_mha.py:10", "serving/model_executor/forward_context.py:20",
+        "serving/model_executor/forward_context.py:14", "serving/model_executor/forward_context.py:25",
+        "serving/backends/hybrid_linear_attn_backend.py:13", "serving/backends/hybrid_linear_attn_backend.py:13",
+        "serving/backends/flashinfer_mla_backend.py:39", "serving/backends/trtllm_mla_backend.py:19"]
+    assert "`self.full_attn_backend` holds" in chain[5]  # the single attribute, not the list holding all
+    assert "(9 supporting lines: --verbose shows them)" in out
+    everything = _evidence_lines(attn_lint(AL001, "--no-cache", "-v").stdout)
+    assert len(everything) == 17 and len(set(everything)) == 17 and set(chain) < set(everything)
+    doc = json.loads(attn_lint(AL001, "--no-cache", "--format", "json").stdout)
+    flags = [e["supporting"] for e in doc["findings"][0]["evidence"]]
+    assert len(flags) == 17 and flags.count(False) == 8  # JSON keeps every link, marked
+    github = attn_lint(AL001, "--no-cache", "--format", "github").stdout
+    assert "sarvam_moe.py" not in github and "sarvam_moe.py" in attn_lint(
+        AL001, "--no-cache", "--format", "github", "--verbose").stdout
+    # AL003: one call site, the no-op, the delegate holding the overriding class, the override.
+    al003 = _evidence_lines(attn_lint(FIXTURES / "al003_noop_default", "--no-cache").stdout)
+    assert len(al003) == 5 and sum("holds" in line for line in al003) == 1, al003
 
 
 def test_text_report_lists_bad_files(tmp_path):
@@ -172,13 +205,14 @@ def test_no_ansi_when_not_a_terminal():
     assert not ANSI.search(proc.stdout) and not ANSI.search(proc.stderr)
 
 
-def _run_in_pty(args, env) -> str:
-    """Run attn-lint with stdout on a pseudo-terminal; return what it wrote."""
+def _run_in_pty(args, env, stream: str = "stdout") -> str:
+    """Run attn-lint with stdout (or stderr) on a pseudo-terminal; return what it wrote there."""
     master, slave = pty.openpty()
     full_env = _clean_env()
     full_env.update(COLUMNS="160", TERM="xterm-256color", **env)
-    proc = subprocess.Popen([sys.executable, "-m", "attn_lint", *map(str, args)], stdout=slave,
-                            stderr=subprocess.DEVNULL, env=full_env)
+    streams = {"stdout": slave, "stderr": subprocess.DEVNULL} if stream == "stdout" else \
+        {"stdout": subprocess.DEVNULL, "stderr": slave}
+    proc = subprocess.Popen([sys.executable, "-m", "attn_lint", *map(str, args)], env=full_env, **streams)
     os.close(slave)
     chunks = []
     while True:
@@ -204,6 +238,34 @@ def test_colour_on_a_terminal_and_none_with_no_color():
     plain = _run_in_pty([AL001, "--no-cache"], {"NO_COLOR": "1"})
     assert "AL001" in plain
     assert not ANSI.search(plain), "NO_COLOR means no escapes, even on a terminal"
+
+
+def test_progress_with_counts_on_a_terminal_and_nothing_when_piped(tmp_path):
+    """Issue 12: the spinner said only "analysing". On a terminal, stderr shows the phase and its
+    counts (the last count of each phase always shows); piped, stderr stays empty."""
+    tree = tmp_path / "pkg"
+    tree.mkdir()
+    for n in range(30):
+        (tree / f"m{n}.py").write_text(f"class C{n}:\n    def f(self):\n        return {n}\n")
+    env = {k: "" for k in ("CI",)}  # CI turns the display off; the tests may run under it
+    shown = _run_in_pty([tree, "--no-cache", "-j", "1"], env, stream="stderr")
+    assert "parsing 30 of 30 files" in shown, shown
+    assert "checking AL001 (rule 1 of 3)" in shown, shown
+    proc = attn_lint(tree, "--no-cache", "-j", "1", env={"CI": ""})
+    assert proc.returncode == 0 and proc.stderr == ""
+
+
+def test_the_engine_reports_progress_and_prints_nothing(tmp_path, capsys):
+    from attn_lint.linter.engine import Settings, analyse
+    for n in range(5):
+        (tmp_path / f"m{n}.py").write_text(f"X = {n}\n")
+    calls = []
+    analyse([str(tmp_path)], Settings(cache_dir=None, jobs=1), progress=lambda *a: calls.append(a))
+    assert calls[0] == ("discover", 0, 0)
+    assert [c for c in calls if c[0] == "parse"] == [("parse", n, 5) for n in range(6)]
+    assert ("index", 0, 5) in calls and [c for c in calls if c[0].startswith("AL")] == [
+        ("AL001", 0, 3), ("AL002", 1, 3), ("AL003", 2, 3)]
+    assert capsys.readouterr() == ("", "")
 
 
 # --- internal errors ----------------------------------------------------------------------------
@@ -269,11 +331,21 @@ def test_every_printed_path_opens_from_the_current_directory(tmp_path):
     proc = attn_lint("work/al001_hidden_hook", "work/al003_noop_default", "--format", "json", "--no-cache",
                      cwd=tmp_path)
     doc = json.loads(proc.stdout)
-    assert len(doc["findings"]) == 2
+    # Each folder's finding in its own folder: both hold `serving/backends/...`, and one folder's
+    # file once stood in for the other's.
+    assert sorted((f["code"], f["path"]) for f in doc["findings"]) == [
+        ("AL001", "work/al001_hidden_hook/serving/backends/hybrid_linear_attn_backend.py"),
+        ("AL003", "work/al003_noop_default/serving/backends/hybrid_linear_attn_backend.py")]
     for f in doc["findings"]:
         paths = [f["path"]] + [e["path"] for e in f["evidence"]] + re.findall(r"([\w/.-]+\.py):\d+", f["message"])
         for p in paths:
-            assert p.startswith("work/") and (tmp_path / p).is_file(), p
+            assert p.startswith("work/" + f["path"].split("/")[1]) and (tmp_path / p).is_file(), p
+    # From inside one folder, the other's files are not taken for this one's: outside the current
+    # directory a path is absolute.
+    proc = attn_lint("../al003_noop_default", "--format", "json", "--no-cache", cwd=tmp_path / "work" / "al001_hidden_hook")
+    (f,) = json.loads(proc.stdout)["findings"]
+    assert f["path"] == str(tmp_path / "work/al003_noop_default/serving/backends/hybrid_linear_attn_backend.py")
+    assert all(os.path.isabs(e["path"]) and os.path.isfile(e["path"]) for e in f["evidence"])
 
 
 def test_a_file_that_cannot_be_analysed_fails_the_run_unless_told_otherwise(tmp_path):

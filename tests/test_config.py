@@ -86,7 +86,7 @@ def test_all_keys_parse(tmp_path):
 @pytest.mark.parametrize("body, key", [
     ('selekt = ["AL001"]', "selekt"),
     ('select = ["AL999"]', "select"),
-    ('ignore = "AL9"', "ignore"),
+    ('ignore = "AL8"', "ignore"),
     ('severity = {AL001 = "fatal"}', "severity.AL001"),
     ('severity = {AL077 = "error"}', "severity"),
     ('jobs = -1', "jobs"),

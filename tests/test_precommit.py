@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -99,7 +100,10 @@ def _hook_repo(dest: pathlib.Path, env) -> str:
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
-    base = tmp_path_factory.mktemp("precommit")
+    return _make_project(tmp_path_factory.mktemp("precommit"), "attn-lint")
+
+
+def _make_project(base: pathlib.Path, hook_id: str):
     env = dict(os.environ)
     env.update({
         "PRE_COMMIT_HOME": str(base / "pre-commit-home"),
@@ -132,7 +136,7 @@ def project(tmp_path_factory):
           - repo: {base / "hook"}
             rev: {rev}
             hooks:
-              - id: attn-lint
+              - id: {hook_id}
     '''))
     _git(proj, "init", "-q", env=env)
     _git(proj, "add", "-A", env=env)
@@ -194,6 +198,35 @@ def test_commits_through_the_hook(project):
     # 5. ...while the whole-tree run still reports it.
     out = subprocess.run([PRE_COMMIT, "run", "--all-files"], cwd=proj, env=env, capture_output=True, text=True)
     assert out.returncode != 0 and "AL001" in out.stdout, out.stdout + out.stderr
+
+
+def test_the_server_hook_is_found_and_stopped_from_the_users_environment(tmp_path):
+    """Issue 12, defect 6: the `attn-lint-server` hook starts a server from pre-commit's own
+    virtualenv; `attn-lint server status` and `stop`, run from another environment (this one),
+    must find it, and say which project it serves."""
+    proj, env = _make_project(tmp_path, "attn-lint-server")
+    env.pop("CI", None)  # under CI the hook runs in-process
+    user_env = {**env, "PYTHONPATH": str(REPO)}
+
+    def attn_lint(*args):
+        return subprocess.run([sys.executable, "-m", "attn_lint", *args], cwd=proj, env=user_env,
+                              capture_output=True, text=True, timeout=120)
+
+    try:
+        (proj / "serving" / "model.py").write_text(MODEL_PROBING.lstrip())
+        code, out = _commit(proj, env, "probe plan_chunks")
+        assert code != 0 and "AL001" in out, out
+        status = attn_lint("server", "status")
+        assert status.returncode == 0, status.stdout + status.stderr
+        assert f"for {os.path.realpath(proj)}," in status.stdout, status.stdout
+        assert str(tmp_path / "pre-commit-home") in status.stdout  # the hook environment's Python runs it
+        assert "stopped" in attn_lint("server", "stop").stdout
+        deadline = time.monotonic() + 15
+        while attn_lint("server", "status").returncode != 1:
+            assert time.monotonic() < deadline, "`server stop` did not stop the hook's server"
+            time.sleep(0.2)
+    finally:
+        attn_lint("server", "stop", "--all")
 
 
 def test_changed_files_mode_in_process(tmp_path, monkeypatch):

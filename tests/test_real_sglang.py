@@ -183,4 +183,4 @@ def test_server_matches_one_shot_runs_on_real_code_through_edits(tmp_path):
         assert findings("--server") == findings("--no-server")
         assert len(set(counts)) > 1  # the edits changed what is found: the comparison saw real changes
     finally:
-        server.control(str(cache), "stop")
+        server.stop_all(str(cache))

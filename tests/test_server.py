@@ -20,6 +20,11 @@ from attn_lint.linter.engine import Settings
 
 from conftest import FIXTURES, lint
 
+# The project the CLI's runs below belong to: found from this directory (the checkout's git root);
+# trees under tmp_path have no pyproject.toml or git root of their own, so theirs is this one too.
+PROJECT = os.path.realpath(subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True,
+                                          check=True).stdout.strip())
+
 pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="the server needs Unix sockets")
 
 
@@ -57,7 +62,7 @@ def summary(doc):
 def cache(tmp_path):
     directory = tmp_path / "cache"
     yield directory
-    server.control(str(directory), "stop")
+    server.stop_all(str(directory))
 
 
 def test_server_matches_in_process_runs_through_edits(tmp_path, cache):
@@ -110,7 +115,7 @@ def test_identical_files_in_two_modules_after_an_edit(tmp_path, cache):
         fh.write("# edited\n")
     expected = in_process(tree)
     assert summary(served(tree, cache)) == expected
-    server.control(str(cache), "stop")
+    server.stop_all(str(cache))
     # What the server wrote to the on-disk cache gives a one-shot run the same findings.
     assert summary(one_shot(tree, cache)) == expected
 
@@ -137,7 +142,7 @@ def test_lifecycle_start_status_stop(tmp_path, cache):
     while cli("server", "status", "--cache-dir", cache).returncode != 1:
         assert time.monotonic() < deadline, "the server did not stop"
         time.sleep(0.1)
-    assert not os.path.exists(server.socket_path(str(cache)))
+    assert not os.path.exists(server.socket_path(str(cache), PROJECT))
 
 
 def test_idle_server_exits(tmp_path, cache):
@@ -157,37 +162,45 @@ def test_one_server_per_cache_folder(tmp_path, cache):
     assert second.returncode == 3  # the first holds the lock; the second leaves at once
 
 
-def test_a_client_of_another_build_makes_the_server_leave(tmp_path, cache, monkeypatch):
+def test_a_client_of_another_build_makes_the_server_leave_only_when_it_asks_for_a_server(tmp_path, cache):
     assert cli("server", "start", "--cache-dir", cache).returncode == 0
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.connect(server.socket_path(str(cache)))
-    with sock:
-        server._send(sock, {"op": "analyse", "key": "another-build", "cwd": str(tmp_path), "paths": [],
-                            "settings": Settings(cache_dir=str(cache))})
-        assert "stale" in server._recv(sock)
+
+    def ask(replace: bool):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(server.socket_path(str(cache), PROJECT))
+        with sock:
+            server._send(sock, {"op": "analyse", "key": "another-build", "replace": replace, "cwd": str(tmp_path),
+                                "paths": [], "settings": Settings(cache_dir=str(cache))})
+            return server._reply(sock)
+
+    # A plain run of another build (the user's environment while the pre-commit hook's server
+    # runs) runs in-process and leaves that server be.
+    assert "other_build" in ask(replace=False)
+    assert server.control(str(cache), PROJECT, "ping") is not None
+    assert "stale" in ask(replace=True)  # `--server` of another build: that server makes way
     deadline = time.monotonic() + 10
-    while server.control(str(cache), "ping") is not None:
+    while server.control(str(cache), PROJECT, "ping") is not None:
         assert time.monotonic() < deadline, "the stale server did not leave"
         time.sleep(0.1)
 
 
 def test_no_server_without_a_cache_or_under_ci(tmp_path):
     tree = FIXTURES / "al001_hidden_hook"
-    result, reason = server.analyse([str(tree)], Settings(cache_dir=None))
+    result, reason = server.analyse([str(tree)], Settings(cache_dir=None), PROJECT)
     assert result is None and "cache" in reason
-    result, reason = server.analyse([str(tree)], Settings(cache_dir=str(tmp_path / "c")), spawn=False)
+    result, reason = server.analyse([str(tree)], Settings(cache_dir=str(tmp_path / "c")), PROJECT, spawn=False)
     assert result is None and reason == "no server is running"
     # Under CI the flag is accepted and the run happens in-process: nothing is left running.
     proc = subprocess.run([sys.executable, "-m", "attn_lint", "--server", "--format", "json", "--cache-dir",
                            str(tmp_path / "ci"), str(tree)], capture_output=True, text=True,
                           env={**_env(), "CI": "true"}, timeout=120)
     assert proc.returncode == 1 and json.loads(proc.stdout)["stats"].get("server") is None
-    assert server.control(str(tmp_path / "ci"), "ping") is None
+    assert server.running(str(tmp_path / "ci")) == []
 
 
 def test_long_cache_paths_use_a_short_socket(tmp_path):
     deep = tmp_path / ("d" * 60) / ("e" * 60)
-    path = server.socket_path(str(deep))
+    path = server.socket_path(str(deep), PROJECT)
     assert len(path.encode()) < 104 and path.endswith(".sock")
 
 
@@ -196,8 +209,8 @@ def test_a_socket_folder_others_can_write_is_refused(tmp_path):
     (cache / "server").mkdir(parents=True)
     os.chmod(cache / "server", 0o777)
     with pytest.raises(OSError):
-        server.socket_path(str(cache))
-    result, reason = server.analyse([str(FIXTURES / "al001_hidden_hook")], Settings(cache_dir=str(cache)))
+        server.socket_path(str(cache), PROJECT)
+    result, reason = server.analyse([str(FIXTURES / "al001_hidden_hook")], Settings(cache_dir=str(cache)), PROJECT)
     assert result is None and "written by others" in reason
 
 
@@ -213,7 +226,7 @@ def test_relative_cache_folder_and_paths(tmp_path):
         assert doc["stats"].get("server") is True and doc["findings"][0]["path"].startswith("tree/serving/")
         assert (tmp_path / "rel-cache" / "server").is_dir()
     finally:
-        server.control(str(tmp_path / "rel-cache"), "stop")
+        server.stop_all(str(tmp_path / "rel-cache"))
 
 
 def test_a_running_server_is_used_unless_refused(tmp_path, cache):
@@ -322,7 +335,7 @@ def test_a_stopped_client_does_not_block_other_clients(tmp_path, cache):
                                 "s.connect(sys.argv[1])\n"
                                 "s.sendall(b'\\0\\0\\0')\n"
                                 "print('connected', flush=True)\n"
-                                "time.sleep(600)\n", server.socket_path(str(cache))],
+                                "time.sleep(600)\n", server.socket_path(str(cache), PROJECT)],
                                stdout=subprocess.PIPE, text=True)
     try:
         assert stalled.stdout.readline().strip() == "connected"
@@ -362,8 +375,56 @@ def test_a_removed_socket_makes_the_server_exit(tmp_path, cache):
     assert cli("server", "start", "--cache-dir", cache).returncode == 0
     pid = _server_pid(cache)
     try:
-        os.unlink(server.socket_path(str(cache)))
+        os.unlink(server.socket_path(str(cache), PROJECT))
         _wait_until(lambda: not _alive(pid), 10, "the server outlived its socket")
         assert cli("server", "status", "--cache-dir", cache).returncode == 1
     finally:
         _kill([pid])
+
+
+# --- one server per project, whichever environment started it (issue 12, defect 6) --------------
+def test_a_server_started_from_another_environment_is_found_and_stopped(tmp_path, cache):
+    """The `attn-lint-server` pre-commit hook runs attn-lint from pre-commit's own virtualenv:
+    `server status` and `server stop` from the user's environment must find that server."""
+    import venv
+    env_dir = tmp_path / "hook-env"
+    venv.EnvBuilder(system_site_packages=True, with_pip=False, symlinks=True).create(env_dir)
+    other_python = env_dir / "bin" / "python"
+    tree = FIXTURES / "al001_hidden_hook"
+    proc = subprocess.run([str(other_python), "-m", "attn_lint", "--server", "--format", "json", "--cache-dir",
+                           str(cache), str(tree)], capture_output=True, text=True, env=_env(), timeout=120)
+    assert json.loads(proc.stdout)["stats"].get("server") is True, proc.stderr
+    status = cli("server", "status", "--cache-dir", cache)
+    assert status.returncode == 0, status.stdout + status.stderr
+    assert f"for {PROJECT}," in status.stdout and str(other_python) in status.stdout, status.stdout
+    # A plain run from this environment does not use that build's server, and leaves it running.
+    plain = cli("--format", "json", "--cache-dir", cache, tree)
+    assert json.loads(plain.stdout)["stats"].get("server") is None and plain.stderr == "", plain.stderr
+    assert cli("server", "status", "--cache-dir", cache).returncode == 0
+    assert "stopped" in cli("server", "stop", "--cache-dir", cache).stdout
+    _wait_until(lambda: cli("server", "status", "--cache-dir", cache).returncode == 1, 15,
+                "`server stop` did not stop the other environment's server")
+
+
+def test_one_server_per_project_and_status_names_it(tmp_path, cache):
+    projects = {}
+    for name in ("alpha", "beta"):
+        root = tmp_path / name
+        shutil.copytree(FIXTURES / "al001_hidden_hook", root)
+        (root / "pyproject.toml").write_text('[tool.attn-lint]\nsrc = ["serving"]\n')
+        projects[name] = os.path.realpath(root)
+        proc = cli("--server", "--format", "json", "--cache-dir", cache, cwd=root)
+        doc = json.loads(proc.stdout)
+        assert doc["stats"].get("server") is True and doc["findings"][0]["path"].startswith("serving/"), proc.stderr
+    assert sorted(p for _, p in server.running(str(cache))) == sorted(projects.values())
+    status = cli("server", "status", "--cache-dir", cache, cwd=tmp_path / "alpha" / "serving")
+    assert status.returncode == 0 and f"for {projects['alpha']}," in status.stdout, status.stdout
+    assert f"also running on this cache: server pid" in status.stdout and projects["beta"] in status.stdout
+    assert "stopped" in cli("server", "stop", "--cache-dir", cache, cwd=tmp_path / "alpha").stdout
+    _wait_until(lambda: [p for _, p in server.running(str(cache))] == [projects["beta"]], 15,
+                "stopping alpha's server stopped another, or not alpha's")
+    status = cli("server", "status", "--cache-dir", cache, cwd=tmp_path / "alpha")
+    assert status.returncode == 1 and f"no server is running for {projects['alpha']}" in status.stdout
+    assert projects["beta"] in status.stdout  # the one that runs is named
+    assert projects["beta"] in cli("server", "stop", "--all", "--cache-dir", cache, cwd=tmp_path).stdout
+    _wait_until(lambda: server.running(str(cache)) == [], 15, "`server stop --all` left a server")

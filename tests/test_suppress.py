@@ -160,3 +160,30 @@ def test_select_al900_reports_unused_suppressions(tmp_path):
     (tmp_path / "serving" / "extra.py").write_text("A = 1  # noqa: AL001\n")
     code, doc = run(tmp_path, "--select", "AL001,AL900")
     assert sorted(f["code"] for f in doc["findings"]) == ["AL001", "AL900"]
+
+
+def test_al900_in_pyproject_select_and_ignore(tmp_path):
+    """Issue 12: `select = ["AL900"]` in pyproject.toml was a configuration error although
+    `attn-lint rules` lists AL900; `ignore` naming it turns the report off, flag or not."""
+    make_tree(tmp_path, "AL001")
+    (tmp_path / "serving" / "extra.py").write_text("A = 1  # noqa: AL002\n")
+    (tmp_path / "pyproject.toml").write_text('[tool.attn-lint]\nselect = ["AL900"]\n')
+    code, doc = run(tmp_path)
+    assert code == 1 and [f["code"] for f in doc["findings"]] == ["AL900"]
+    (tmp_path / "pyproject.toml").write_text('[tool.attn-lint]\nselect = ["ALL"]\n')  # AL900 is opt-in
+    code, doc = run(tmp_path)
+    assert [f["code"] for f in doc["findings"]] == ["AL001"]
+    (tmp_path / "pyproject.toml").write_text('[tool.attn-lint]\nignore = ["AL900"]\n')
+    code, doc = run(tmp_path, "--report-unused-suppressions")
+    assert [f["code"] for f in doc["findings"]] == ["AL001"]
+    (tmp_path / "pyproject.toml").unlink()
+    code, doc = run(tmp_path, "--select", "AL9")  # a prefix of AL900 only
+    assert [f["code"] for f in doc["findings"]] == ["AL900"]
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        r = CliRunner().invoke(main, ["--show-settings", "--select", "AL001,AL900"])
+    finally:
+        os.chdir(old)
+    assert '["AL001", "AL900"]    # command line' in r.stdout
+    assert 'rules              = ["AL001", "AL900"]' in r.stdout

@@ -23,14 +23,16 @@ def _prop(text: str) -> str:
     return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def render(result: Result, path_of=None) -> str:
-    """`path_of(display) -> str` maps paths (for example to the repository root); identity by default."""
+def render(result: Result, path_of=None, verbose: bool = False) -> str:
+    """`path_of(display) -> str` maps paths (for example to the repository root); identity by default.
+    `verbose`: also the supporting evidence."""
     path_of = path_of or (lambda p: p)
     out = []
     for f in result.findings:
         body = f"{f.message} (confidence: {f.confidence})"
-        if f.evidence:
-            body += "\n" + "\n".join(f"  {path_of(e.path)}:{e.line}: {e.note}" for e in f.evidence)
+        shown = [e for e in f.evidence if verbose or not e.supporting]
+        if shown:
+            body += "\n" + "\n".join(f"  {path_of(e.path)}:{e.line}: {e.note}" for e in shown)
         if f.confidence_reasons:
             body += "\n" + "\n".join(f"  {path_of(r.path)}:{r.line}: [{r.signal}] {r.note}"
                                       for r in f.confidence_reasons)

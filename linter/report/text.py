@@ -57,11 +57,12 @@ def _read_lines(path: str) -> list[str]:
     return lines
 
 
-def render(result: Result, console: Console) -> None:
+def render(result: Result, console: Console, verbose: bool = False) -> None:
+    """`verbose`: also the supporting evidence (other probe sites, how delegates were found)."""
     roots = {f.display: f.path for f in result.files}
     sources: dict[str, list[str]] = {}
     for f in result.findings:
-        _finding(console, f, roots, sources)
+        _finding(console, f, roots, sources, verbose)
     if result.latent:
         _latent(console, result)
     for e in result.errors:
@@ -74,7 +75,8 @@ def render(result: Result, console: Console) -> None:
     _summary(console, result)
 
 
-def _finding(console: Console, f: Finding, roots: dict[str, str], sources: dict[str, list[str]]) -> None:
+def _finding(console: Console, f: Finding, roots: dict[str, str], sources: dict[str, list[str]],
+             verbose: bool) -> None:
     head = Text()
     head.append(printable(f"{f.path}:{f.line}:{f.column}"), style="bold")
     head.append(": ")
@@ -86,13 +88,17 @@ def _finding(console: Console, f: Finding, roots: dict[str, str], sources: dict[
     for n, text in code_frame(f.path, f.line, roots, sources=sources):
         marker = ">" if n == f.line else " "
         console.print(Text(f"  {marker} {n:>5} | {printable(text)}", style="bold" if n == f.line else "dim"))
-    if f.evidence:
+    shown = [e for e in f.evidence if verbose or not e.supporting]
+    if shown:
         console.print(Text("    evidence:", style="dim"))
-        for e in f.evidence:
+        for e in shown:
             line = Text("      - ")
             line.append(printable(f"{e.path}:{e.line}"), style="cyan")
             line.append(printable(f"  {e.note}"))
             console.print(line)
+    if len(shown) < len(f.evidence):
+        n = len(f.evidence) - len(shown)
+        console.print(Text(f"      ({n} supporting line{'s' if n != 1 else ''}: --verbose shows them)", style="dim"))
     if f.confidence_reasons:
         console.print(Text(f"    confidence {f.confidence}:", style="dim"))
         for r in f.confidence_reasons:
