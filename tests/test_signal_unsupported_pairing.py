@@ -247,3 +247,16 @@ def attend(backend: Backend, batch):
 """):
         f = _consumer_finding(tmp_path, consumer, _SPARSE_MEMBER)
         assert f.confidence == "medium", consumer
+
+
+def test_consumer_call_behind_a_probe_through_a_second_accessor_call_keeps_the_pairing(tmp_path):
+    # `hasattr(get_backend(), m)` then `get_backend().m()`: two calls, one object, probed first.
+    f = _consumer_finding(tmp_path, """
+from pkg.backends import get_backend
+
+def attend(batch):
+    if hasattr(get_backend(), "sparse_topk"):
+        return get_backend().sparse_topk(batch)
+    return batch
+""", _SPARSE_MEMBER)
+    assert f.confidence == "medium"

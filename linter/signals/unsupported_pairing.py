@@ -179,8 +179,9 @@ class _Consumers:
             return hit
         out = []
         for site, call, (recv, _, how) in self.ctx.member_calls.get(member, ()):
-            if how == "getattr" or (id(site.fn), call.line, call.col) in self._optional:
-                continue
+            if how == "getattr" or (id(site.fn), call.line, call.col) in self._optional \
+                    or any(q.member == member for q in site.fn.probes):
+                continue  # optional where it is called: probed first (each accessor call is a new ref)
             acc = self._accessor_of(site, recv)
             if acc is not None:
                 types = [t for t in acc[1] if self.index.lookup(t, member) is None]
