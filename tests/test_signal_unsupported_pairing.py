@@ -260,3 +260,42 @@ def attend(batch):
     return batch
 """, _SPARSE_MEMBER)
     assert f.confidence == "medium"
+
+
+_CONTEXT = """
+from pkg.backends import Backend
+
+class Context:
+    backend: Backend = None
+"""
+
+
+def test_consumer_through_a_slot_of_a_class_outside_the_family(tmp_path):
+    root = write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/backends.py": _SPARSE_MEMBER,
+                                 "pkg/indexer.py": _PROBE_ONLY, "pkg/context.py": _CONTEXT,
+                                 "pkg/sparse_model.py": """
+from pkg.context import Context
+
+def attend(ctx: Context, batch):
+    return ctx.backend.sparse_topk(batch)
+"""})
+    (f,) = [f for f in lint(root).findings if f.member == "prepare_sparse"]
+    assert f.confidence == "low"
+    (why,) = [r for r in f.confidence_reasons if r.signal == "unsupported-pairing"]
+    assert "`Context.backend.sparse_topk(...)`" in why.note and why.path.endswith("sparse_model.py")
+
+
+def test_slot_holding_one_concrete_class_is_not_the_installed_object(tmp_path):
+    # `Holder.sparse` is typed as the implementation itself: a helper of the holder, not a slot.
+    root = write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/backends.py": _SPARSE_MEMBER,
+                                 "pkg/indexer.py": _PROBE_ONLY, "pkg/sparse_model.py": """
+from pkg.backends import SparseBackend
+
+class Holder:
+    sparse: SparseBackend = None
+
+def attend(holder: Holder, batch):
+    return holder.sparse.sparse_topk(batch)
+"""})
+    (f,) = [f for f in lint(root).findings if f.member == "prepare_sparse"]
+    assert f.confidence == "medium"

@@ -14,10 +14,12 @@ and the call is not itself guarded by a probe of its member. The reason is said 
 (wrapper, implementation): every finding it hides carries the same text, so latent findings group.
 
 The same holds tree-wide, for the implementation's own consumers: code that calls, unguarded, a
-member only one lineage of the family has (introduced by one class, at most overridden below it)
-on the object a global accessor returns (`get_backend().impl_only(...)`: a function without
-parameters returning an attribute of something, the installed object) was written for that
-lineage being installed itself. A wrapper lacking the member, holding an implementation of that
+member only one lineage of the family has (every implementation having it shares a base the
+receiver's type is not: the class introducing it, or a mixin) on the installed object was written
+for that lineage being installed itself. The installed object is what a global accessor returns
+(`get_backend().impl_only(...)`: a function without parameters returning an attribute or a
+global) or what a slot holds (`ctx.backend.impl_only(...)`: an attribute that a class outside the
+family types as a base with subclasses). A wrapper lacking the member, holding an implementation of that
 lineage, would crash there: the pairing is one the code cannot run, whatever site probes it.
 """
 
@@ -62,7 +64,7 @@ class UnsupportedPairing(Signal):
             impl = short(p.impl)
             memo[pair] = Reason(self.name, "lower", path, line,
                                 f"`{short(p.wrapper)}` holding `{impl}` cannot run: `{impl}`'s consumers call "
-                                f"`{accessor}().{member}(...)` unguarded ({path}:{line}), a member only its "
+                                f"`{accessor}.{member}(...)` unguarded ({path}:{line}), a member only its "
                                 f"lineage has and `{short(p.wrapper)}` lacks")
         return memo[pair]
 
@@ -198,6 +200,8 @@ class _Consumers:
         if ref[0] == "name" and ref[1] in site.fn.locals:
             found = {self._accessor_of(site, v, depth + 1) for v in site.fn.locals[ref[1]]}
             return found.pop() if len(found) == 1 else None
+        if ref[0] == "attr" and depth == 0 or ref[0] == "attr" and ref[1] and ref[1][0] != "name":
+            return self._slot_of(site, ref)
         if ref[0] != "call" or not ref[1] or ref[1][0] != "name":
             return None
         sym = self.index.resolve_name(site.module, ref[1][1])
@@ -206,7 +210,25 @@ class _Consumers:
         if sym.qual not in self._accessors:
             self._accessors[sym.qual] = self._accessor(sym.qual)
         types = self._accessors[sym.qual]
-        return (ref[1][1].rsplit(".", 1)[-1], types) if types else None
+        return (ref[1][1].rsplit(".", 1)[-1] + "()", types) if types else None
+
+    def _slot_of(self, site, ref: tuple) -> tuple | None:
+        """(name, static classes) when `ref` reads an attribute that a class outside the family
+        types as a base with subclasses (`ctx.attn_backend`, `self.model_runner.attn_backend`):
+        the slot where the installed object is kept, whichever implementation it is."""
+        base = self.ctx.resolver.resolve(ref[1], site.scope)
+        owners = [t for t in base.instances() if t in self.index.classes]
+        if not owners or self.ctx.model.reads_own_delegate(site.cls, site.fn, ref) or self.ctx.model.via_unwrapper(
+                site.fn, site.scope, ref, owners[0]):
+            return None
+        types: set = set()
+        for owner in owners:
+            res = self.ctx.resolver.attribute_of(owner, ref[2])
+            found = {t for t in res.instances() if self.index.subclasses.get(t)}
+            if not found or any(self.ctx.model.same_family(owner, t) for t in found):
+                return None
+            types |= found
+        return (f"{owners[0].rsplit('.', 1)[-1]}.{ref[2]}", tuple(sorted(types)))
 
     def _accessor(self, qual: str) -> tuple | None:
         """A function without parameters whose every return reads an attribute or a global: it
