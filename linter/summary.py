@@ -28,7 +28,7 @@ from .platforms import add_platform_gates, mentions_platform_test
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 15
+SUMMARY_VERSION = 16
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -105,6 +105,9 @@ class FunctionInfo:
     reads: tuple[Read, ...] = ()
     # Where a platform test holds (linter/platforms.py): ((first, last line, platforms, negated), ...).
     platform_gates: tuple[tuple, ...] = ()
+    # The body only refuses: `if <test>: raise ...`, `assert ...` (with at least one of them), and
+    # nothing else that acts: a validation hook, whose absence loses no working behaviour.
+    checks_only: bool = False
 
     @property
     def kind(self) -> str:
@@ -264,6 +267,33 @@ def is_unimplemented_body(body: list[ast.stmt]) -> bool:
         return False
     exc = stmts[0].exc.func if isinstance(stmts[0].exc, ast.Call) else stmts[0].exc
     return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+
+
+def is_checks_only_body(body: list[ast.stmt]) -> bool:
+    """A body (after its docstring) that only tests and refuses: `if`s whose branches only raise,
+    assert or pass, `raise`, `assert`, with at least one refusal."""
+    stmts = body[1:] if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+        and isinstance(body[0].value.value, str) else body
+    return _refuses(stmts, 0) is True
+
+
+def _refuses(stmts: list[ast.stmt], depth: int) -> bool | None:
+    """True: only refusals (and at least one); None: nothing at all; False: something acts."""
+    found = None
+    for stmt in stmts:
+        if isinstance(stmt, (ast.Raise, ast.Assert)):
+            found = True
+        elif isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
+            continue
+        elif isinstance(stmt, ast.If) and depth < 4:
+            for branch in (stmt.body, stmt.orelse):
+                inner = _refuses(branch, depth + 1)
+                if inner is False:
+                    return False
+                found = found or inner
+        else:
+            return False
+    return found
 
 
 # Nodes with nothing inside that a summary uses: the walk skips them without a call.
@@ -842,6 +872,7 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
         constructions=tuple(walker.constructions), unimplemented=is_unimplemented_body(node.body),
         gates=tuple(walker.gates), guards=tuple(walker.guards),
         falsy_defaults=falsy_defaults(node.args) if node.name == "__init__" else (), reads=_probed_reads(walker),
+        checks_only=is_checks_only_body(node.body),
     )
 
 
