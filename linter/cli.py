@@ -152,10 +152,12 @@ class RunOptions:
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
 # --- runtime verification (issue 4) ---
 @click.option("--verify", "verify", is_flag=True,
-              help="Check each AL001/AL002/AL003 finding on the real classes (CPU): confirmed, not-reproduced "
-                   "or unverifiable.")
+              help="Check each AL001/AL002/AL003 finding on the real code (CPU): the static fact (attribute-hidden, "
+                   "call-rejected, noop-reached), then the pairing through the code's own construction path "
+                   "(pairing-reproduced: confirmed), or not-reproduced / unverifiable.")
 @click.option("--verify-on-gpu", "verify_gpu", is_flag=True,
-              help="--verify, plus a FlashInfer prefill smoke test for confirmed prefill-metadata findings "
+              help="--verify, plus a FlashInfer prefill smoke test for findings whose hook plans FlashInfer "
+                   "(consequence-reproduced: confirmed) "
                    "(needs a CUDA GPU, torch and flashinfer: pip install 'attn-lint[gpu]'; exit 2 without them).")
 @click.option("--verify-time-limit", "verify_time_limit", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TASK_TIME_LIMIT,
               show_default=True, metavar="SECONDS",
@@ -273,7 +275,8 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
         if result.context is None:  # re-analysed after --fix without the context
             result = postprocess(_analyse(resolved, keep_context=True), resolved, opts)
         opts.verification, opts.gpu_problem = run_for_cli(result, gpu=opts.verify_gpu,
-                                                              task_time_limit=opts.verify_time_limit)
+                                                              task_time_limit=opts.verify_time_limit,
+                                                              latent=resolved.show_latent)
         if opts.gpu_problem:
             click.echo(f"attn-lint: {opts.gpu_problem}", err=True)
     # --- end runtime verification ---

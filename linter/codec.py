@@ -131,7 +131,7 @@ def _enc_function(f: FunctionInfo) -> tuple:
             f.return_values, f.noop, f.is_async, f.locals, f.self_attrs, tuple(map(tuple, f.calls)),
             tuple(map(tuple, f.probes)), f.constructions, f.unimplemented, f.gates,
             tuple(map(tuple, f.guards)), f.falsy_defaults, tuple(map(tuple, f.reads)),
-            f.platform_gates)
+            f.platform_gates, f.checks_only)
 
 
 # The records are rebuilt with tuple.__new__ once their fields are checked (no argument parsing).
@@ -228,18 +228,19 @@ def _names_to(v, check) -> dict:
 
 
 def _dec_function(t) -> FunctionInfo:
-    _need(type(t) is tuple and len(t) == 21)
+    _need(type(t) is tuple and len(t) == 22)
     (name, line, col, end_line, params, decorators, returns, return_values, noop, is_async, local_names,
      self_attrs, calls, probes, constructions, unimplemented, gates, guards, falsy, reads,
-     platform_gates) = t
+     platform_gates, checks_only) = t
     _need(type(name) is str and type(line) is int and type(col) is int and type(end_line) is int
-          and type(noop) is bool and type(is_async) is bool and type(unimplemented) is bool)
+          and type(noop) is bool and type(is_async) is bool and type(unimplemented) is bool
+          and type(checks_only) is bool)
     return FunctionInfo(
         name, line, col, end_line, _params(params), _strs(decorators), _opt_type(returns),
         _tuple_of(return_values, _ref), noop, is_async, _names_to(local_names, _ref) if local_names else {},
         _names_to(self_attrs, _self_attr) if self_attrs else {}, _calls(calls), _probes(probes),
         _tuple_of(constructions, _construction), unimplemented, _tuple_of(gates, _gate), _guards(guards),
-        _strs(falsy), _reads(reads), _tuple_of(platform_gates, _platform_gate))
+        _strs(falsy), _reads(reads), _tuple_of(platform_gates, _platform_gate), checks_only)
 
 
 def _gate(t) -> None:
@@ -323,12 +324,13 @@ def decode_parsed(plain, digest: str) -> Parsed:
 # entry with decode_parsed first and passes on only the encoding of what that returned.
 def _own_function(t) -> FunctionInfo:
     (name, line, col, end_line, params, decorators, returns, return_values, noop, is_async, local_names,
-     self_attrs, calls, probes, constructions, unimplemented, gates, guards, falsy, reads, platform_gates) = t
+     self_attrs, calls, probes, constructions, unimplemented, gates, guards, falsy, reads, platform_gates,
+     checks_only) = t
     return FunctionInfo(name, line, col, end_line, tuple([_new(Param, p) for p in params]), decorators, returns,
                         return_values, noop, is_async, local_names, self_attrs,
                         tuple([_new(CallSite, c) for c in calls]), tuple([_new(Probe, p) for p in probes]),
                         constructions, unimplemented, gates, tuple([_new(Guard, g) for g in guards]), falsy,
-                        tuple([_new(Read, r) for r in reads]), platform_gates)
+                        tuple([_new(Read, r) for r in reads]), platform_gates, checks_only)
 
 
 def _own_class(t) -> ClassInfo:

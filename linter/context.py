@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import functools
 from dataclasses import dataclass, field
 
@@ -51,7 +52,8 @@ class Context:
         if key in self._memo:
             return self._memo[key]
         res = self.resolver.resolve(ref, site.scope) if ref is not None else NOTHING
-        if not res.instances() and self.fallback is not None and line and _calls_tree_code(ref, self.defined_names):
+        if not res.instances() and self.fallback is not None and line \
+                and _calls_tree_code(ref, self.defined_names, lambda name: self._binds(site, name)):
             res = self.fallback.infer(site, line, col, kind) or res
         self._memo[key] = res
         return res
@@ -66,6 +68,19 @@ class Context:
                 names.add(qual.rsplit(".", 1)[-1])
                 names.update(info.methods)
         return frozenset(names)
+
+    def _binds(self, site: Site, name: str) -> bool:
+        """Whether `name` is bound where `site` runs (the function's locals, the module's imports,
+        definitions and globals) rather than left to the builtins."""
+        if name in site.fn.locals:
+            return True
+        mod = self.index.modules.get(site.module)
+        if mod is None:
+            return True
+        summary = mod.summary
+        return (name in summary.functions or name in summary.globals
+                or any(i.local == name or (i.name == "*") for i in summary.imports)
+                or any(q.rsplit(".", 1)[-1] == name for q in summary.classes))
 
     def reaching(self, wq: str, uses):
         """The uses whose receiver can be wrapper `wq`: each use is (site, receiver, line, col,
@@ -100,21 +115,26 @@ class Context:
 
 
 
-def _calls_tree_code(ref, defined: frozenset[str]) -> bool:
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _calls_tree_code(ref, defined: frozenset[str], binds=lambda name: True) -> bool:
     """Whether a receiver is built from a call whose result astroid could type as one of the tree's
     classes: receivers built from a call are where the index is weakest and astroid's inference
     earns its cost (plain names and attributes are not sent). astroid answers only with classes of
     the tree, so the call must run tree code: a name the tree defines (a function, a method, a
     class), or something unnamed (a registry's entry, a factory's result). A call only of names
     defined elsewhere (`next(...)`, `x.parameters()`, `getattr(x, name)`) returns what that code
-    builds; each such query cost a good part of a second and could not answer."""
+    builds; each such query cost a good part of a second and could not answer. A plain name the
+    calling module does not bind (`binds`) is a builtin's (`next(...)`), whatever the tree defines
+    elsewhere under that name."""
     while isinstance(ref, tuple) and ref:
         kind = ref[0]
         if kind == "call":
             func = ref[1]
             if not (isinstance(func, tuple) and func and func[0] in ("name", "attr", "getattr")):
                 return True
-            if func[-1] in defined:
+            if func[-1] in defined and not (func[0] == "name" and func[1] in _BUILTINS and not binds(func[1])):
                 return True
         elif kind not in ("attr", "sub", "getattr", "iter"):
             return False

@@ -177,7 +177,26 @@ class FamilyModel:
         over `self.backends`), as opposed to any other receiver."""
         if site_cls is None or site_cls not in self.wrappers or not fn.params:
             return False
-        return mentions_self_attr(ref, fn, fn.params[0].name, self.wrappers[site_cls].attrs) is not None
+        return self._own_delegate_in(site_cls, fn, ref, 0)
+
+    def _own_delegate_in(self, site_cls: str, fn: FunctionInfo, ref: tuple | None, depth: int) -> bool:
+        """`ref` reads one of the wrapper's delegates: directly (through locals, loops, indexing),
+        or as what a method of its own returns when every return reads one
+        (`self._select_backend(mode).hook(...)`)."""
+        me = fn.params[0].name if fn.params else None
+        if me is None or ref is None:
+            return False
+        if mentions_self_attr(ref, fn, me, self.wrappers[site_cls].attrs) is not None:
+            return True
+        while ref[0] == "name" and len(fn.locals.get(ref[1], ())) == 1:
+            ref = fn.locals[ref[1]][0]  # `backend = self._select_backend(mode)`
+        if depth >= 2 or ref[0] != "call" or not ref[1] or ref[1][0] != "attr" or ref[1][1] != ("name", me):
+            return False
+        found = self.index.method(site_cls, ref[1][2])
+        if found is None or not found[1].return_values or found[1].kind != "method":
+            return False
+        helper = found[1]
+        return all(self._own_delegate_in(site_cls, helper, v, depth + 1) for v in helper.return_values)
 
     def is_wrapper_internal(self, site_cls: str | None, fn: FunctionInfo, ref: tuple | None) -> bool:
         """A wrapper's own code reading its delegates (not itself): never a probe of a wrapper."""

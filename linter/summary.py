@@ -28,7 +28,7 @@ from .platforms import add_platform_gates, mentions_platform_test
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 15
+SUMMARY_VERSION = 16
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -105,6 +105,9 @@ class FunctionInfo:
     reads: tuple[Read, ...] = ()
     # Where a platform test holds (linter/platforms.py): ((first, last line, platforms, negated), ...).
     platform_gates: tuple[tuple, ...] = ()
+    # The body only refuses: `if <test>: raise ...`, `assert ...` (with at least one of them), and
+    # nothing else that acts: a validation hook, whose absence loses no working behaviour.
+    checks_only: bool = False
 
     @property
     def kind(self) -> str:
@@ -264,6 +267,33 @@ def is_unimplemented_body(body: list[ast.stmt]) -> bool:
         return False
     exc = stmts[0].exc.func if isinstance(stmts[0].exc, ast.Call) else stmts[0].exc
     return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+
+
+def is_checks_only_body(body: list[ast.stmt]) -> bool:
+    """A body (after its docstring) that only tests and refuses: `if`s whose branches only raise,
+    assert or pass, `raise`, `assert`, with at least one refusal."""
+    stmts = body[1:] if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+        and isinstance(body[0].value.value, str) else body
+    return _refuses(stmts, 0) is True
+
+
+def _refuses(stmts: list[ast.stmt], depth: int) -> bool | None:
+    """True: only refusals (and at least one); None: nothing at all; False: something acts."""
+    found = None
+    for stmt in stmts:
+        if isinstance(stmt, (ast.Raise, ast.Assert)):
+            found = True
+        elif isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
+            continue
+        elif isinstance(stmt, ast.If) and depth < 4:
+            for branch in (stmt.body, stmt.orelse):
+                inner = _refuses(branch, depth + 1)
+                if inner is False:
+                    return False
+                found = found or inner
+        else:
+            return False
+    return found
 
 
 # Nodes with nothing inside that a summary uses: the walk skips them without a call.
@@ -636,72 +666,82 @@ class _FunctionWalker(ast.NodeVisitor):
         self.visit(node.value)
 
     def visit_Call(self, node: ast.Call) -> None:
+        # The hottest handler (one call in six nodes): exact type tests, no isinstance chains.
         func = node.func
-        if isinstance(func, ast.Name) and func.id in ("hasattr", "getattr") and len(node.args) >= 2:
-            member = _str_arg(node.args[1])
-            if member is not None:
-                kind = None
-                if func.id == "hasattr":
-                    kind = "hasattr"
-                elif len(node.args) >= 3 or node.keywords:
-                    kind = "getattr-default"
-                elif self._attr_guard_depth:
-                    kind = "try-except"
-                if kind:
-                    self.probes.append(Probe(node.lineno, node.col_offset, self.ref(node.args[0]), member, kind))
+        args = node.args
+        keywords = node.keywords
+        ftype = type(func)
         callee: tuple | None = None
-        if isinstance(func, ast.Attribute):
+        if ftype is ast.Name:
+            fid = func.id
+            if (fid == "hasattr" or fid == "getattr") and len(args) >= 2:
+                member = _str_arg(args[1])
+                if member is not None:
+                    kind = None
+                    if fid == "hasattr":
+                        kind = "hasattr"
+                    elif len(args) >= 3 or keywords:
+                        kind = "getattr-default"
+                    elif self._attr_guard_depth:
+                        kind = "try-except"
+                    if kind:
+                        self.probes.append(Probe(node.lineno, node.col_offset, self.ref(args[0]), member, kind))
+            callee = ("name", fid)
+            self.gates.append((fid, node.lineno))
+            last = fid
+        elif ftype is ast.Attribute:
             recv = self.ref(func.value)
             if recv is not None:
                 callee = ("attr", recv, func.attr)
-        elif isinstance(func, ast.Name):
-            callee = ("name", func.id)
-            self.gates.append((func.id, node.lineno))
-        elif isinstance(func, ast.Call):
-            inner = self.ref(func)
-            if inner and inner[0] == "getattr":
-                callee = inner
+            last = func.attr
+        else:
+            if ftype is ast.Call:
+                inner = self.ref(func)
+                if inner and inner[0] == "getattr":
+                    callee = inner
+            last = ""
         if callee is not None:
             n_pos, star = 0, False
-            for arg in node.args:
-                if isinstance(arg, ast.Starred):
-                    if isinstance(arg.value, (ast.Tuple, ast.List)) and not any(
-                            isinstance(e, ast.Starred) for e in arg.value.elts):
-                        n_pos += len(arg.value.elts)
+            for arg in args:
+                if type(arg) is ast.Starred:
+                    value = arg.value
+                    if type(value) in (ast.Tuple, ast.List) and not any(
+                            type(e) is ast.Starred for e in value.elts):
+                        n_pos += len(value.elts)
                     else:
                         star = True
                 else:
                     n_pos += 1
             kws, dstar = [], False
-            for kw in node.keywords:
+            for kw in keywords:
                 if kw.arg is None:
-                    if isinstance(kw.value, ast.Dict) and all(
-                            k is not None and _str_arg(k) is not None for k in kw.value.keys):
-                        kws.extend(_str_arg(k) for k in kw.value.keys)
+                    value = kw.value
+                    if type(value) is ast.Dict and all(
+                            k is not None and _str_arg(k) is not None for k in value.keys):
+                        kws.extend(_str_arg(k) for k in value.keys)
                     else:
                         dstar = True
                 else:
                     kws.append(kw.arg)
             self.calls.append(CallSite(node.lineno, node.col_offset, callee, n_pos, tuple(kws), star, dstar))
-            last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             constructed = None
-            if last == "__init__" and isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Name) \
+            if last == "__init__" and type(func.value) is ast.Call and type(func.value.func) is ast.Name \
                     and func.value.func.id == "super":
                 constructed = ("super",)  # how a subclass constructs its base, recorded like a call
-            elif last[:1].isupper() and (node.args or node.keywords):
+            elif last[:1].isupper() and (args or keywords):
                 name = dotted(func)
                 constructed = ("name", name) if name else callee
             if constructed is not None:
                 self.constructions.append((
                     constructed,
-                    tuple(None if isinstance(a, ast.Starred) else self.ref(a) for a in node.args),
-                    tuple((kw.arg, self.ref(kw.value)) for kw in node.keywords if kw.arg),
+                    tuple(None if type(a) is ast.Starred else self.ref(a) for a in args),
+                    tuple((kw.arg, self.ref(kw.value)) for kw in keywords if kw.arg),
                     star or dstar))
         visit = self.visit
         visit(func)
-        for arg in node.args:
+        for arg in args:
             visit(arg)
-        for kw in node.keywords:
+        for kw in keywords:
             visit(kw.value)
 
 
@@ -832,6 +872,7 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
         constructions=tuple(walker.constructions), unimplemented=is_unimplemented_body(node.body),
         gates=tuple(walker.gates), guards=tuple(walker.guards),
         falsy_defaults=falsy_defaults(node.args) if node.name == "__init__" else (), reads=_probed_reads(walker),
+        checks_only=is_checks_only_body(node.body),
     )
 
 
@@ -1015,18 +1056,25 @@ def member_target(fn: FunctionInfo, func: tuple) -> tuple | None:
 
 
 def _names_in(ref, out: set[str]) -> None:
-    if not isinstance(ref, tuple) or not ref:
+    """Every name a ref reads (`("name", x)` anywhere inside it, sequences of refs included)."""
+    # A loop over a stack, not recursion: it runs for every kept call, probe and binding.
+    if type(ref) is not tuple or not ref:
         return
-    if ref[0] == "name":
-        out.add(ref[1])
-        return
-    for item in ref[1:]:
-        if isinstance(item, tuple):
-            if item and isinstance(item[0], str):
-                _names_in(item, out)
-            else:
-                for sub in item:
-                    _names_in(sub, out)
+    stack = [ref]
+    pop, push = stack.pop, stack.append
+    while stack:
+        ref = pop()
+        head = ref[0]
+        if head == "name":
+            out.add(ref[1])
+        elif type(head) is str:
+            for item in ref[1:]:
+                if type(item) is tuple and item:
+                    push(item)
+        else:  # a sequence of refs
+            for sub in ref:
+                if type(sub) is tuple and sub:
+                    push(sub)
 
 
 def _prune(fn: FunctionInfo, module_names: set[str], keep_all_locals: bool = False) -> None:

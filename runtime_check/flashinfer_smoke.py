@@ -51,8 +51,6 @@ DEFAULT_TOLERANCE = 2e-2
 # total but another split: the stale plan then raises nothing and only the output is wrong.
 DEFAULT_WARMUP_SEQ_LENS: tuple[int, ...] = (300, 500)
 
-QO_INDPTR_MISMATCH_TEXT = "does not match qo_indptr"
-
 # Outcomes, least to most severe; SmokeResult.verdict is the most severe one seen.
 # The two crashes rank above silent wrong output because their evidence is exact exception text,
 # while "wrong-output" rests on a tolerance; every failure kind seen is still named in `detail`.
@@ -236,6 +234,12 @@ class PrefillHarness:
             seq_lens=lens_cpu.to(self.device),
             extend_seq_lens=lens_cpu.to(self.device, torch.int32),
             extend_prefix_lens=torch.zeros(len(seq_lens), dtype=torch.int32, device=self.device),
+            # Plain prefill of whole sequences: no prefix chunks, no one-shot MHA, no LSE.
+            num_prefix_chunks=0,
+            prefix_chunk_idx=None,
+            mha_one_shot=False,
+            mha_return_lse=False,
+            attn_attend_prefix_cache=None,
         )
         return PrefillBatch(seq_lens=seq_lens, seed=seed, q=q, k=k, v=v, forward_batch=forward_batch)
 
@@ -288,14 +292,9 @@ class StandinFullAttnBackendBase:
         self.harness.plan(forward_batch.extend_seq_lens_cpu)
 
 
-class _DefaultName:
-    """Renders as a bare identifier inside generated source, standing for a default value."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return self.name
+class ForwardBatchTooThin(Exception):
+    """A hook read a field of the forward batch that the harness's batch does not have: the
+    protocol cannot judge that hook (said so, never reported as a failure of the code)."""
 
 
 def make_standin_backend_class(
@@ -306,14 +305,14 @@ def make_standin_backend_class(
 ) -> type:
     """A stand-in backend class whose method ``hook_name`` has exactly ``hook_signature``.
 
-    The method is compiled from generated source (``def hook_name(<parameters>): ...``) inside a
-    generated class body, so binding is Python's own: a call the real implementation cannot bind
-    raises the same TypeError, worded the same way ("Cls.hook() takes 2 positional arguments but 3
-    were given"; pass the real class name as ``class_name`` for an identical message). Defaults
-    and annotations are the signature's own objects, so ``inspect.signature`` of the method equals
-    ``hook_signature``. The body takes the first argument after ``self`` as the forward batch and
-    plans the harness with it. Building the class needs no torch.
+    The method is standins.function_with_signature's (generated source, so binding is Python's
+    own: a call the real implementation cannot bind raises the same TypeError, worded the same way
+    when ``class_name`` is the real class's name). Annotations are attached afterwards, so
+    ``inspect.signature`` of the method equals ``hook_signature``. The body takes the first
+    argument after ``self`` as the forward batch and plans the harness with it. No torch needed.
     """
+    from .standins import function_with_signature
+
     if hook_signature is None:
         hook_signature = inspect.Signature(
             [
@@ -329,48 +328,35 @@ def make_standin_backend_class(
         raise ValueError(f"hook name {hook_name!r} starts with '__'")
     if hasattr(StandinFullAttnBackendBase, hook_name):
         raise ValueError(f"hook name {hook_name!r} would replace the stand-in's own {hook_name}()")
-
     params = list(hook_signature.parameters.values())
     positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     if not params or params[0].kind not in positional:
         raise ValueError(f"hook signature {hook_signature} has no leading 'self' parameter")
+    if any(p.name.startswith("__") for p in params):
+        raise ValueError(f"could not reproduce signature {hook_signature}: a parameter name starts with '__'")
     self_name = params[0].name
+    first = params[1] if len(params) > 1 else None
 
-    # Where the forward batch is, given how the parameter after self is declared.
-    if len(params) < 2:
-        fb_expr = "None"
-    elif params[1].kind is inspect.Parameter.VAR_POSITIONAL:
-        fb_expr = f"({params[1].name}[0] if {params[1].name} else None)"
-    elif params[1].kind is inspect.Parameter.VAR_KEYWORD:
-        fb_expr = f"{params[1].name}.get('forward_batch')"
-    else:
-        fb_expr = params[1].name
+    def body(bound: dict) -> Any:
+        # Where the forward batch is, given how the parameter after self is declared.
+        if first is None:
+            fb = None
+        elif first.kind is inspect.Parameter.VAR_POSITIONAL:
+            fb = bound[first.name][0] if bound[first.name] else None
+        elif first.kind is inspect.Parameter.VAR_KEYWORD:
+            fb = bound[first.name].get("forward_batch")
+        else:
+            fb = bound[first.name]
+        return bound[self_name]._standin_hook_called(fb)
 
-    # Annotations are left out of the source (they may name types not importable here) and
-    # attached afterwards; defaults are referenced by generated names bound to the real objects.
-    namespace: dict[str, Any] = {"__name__": __name__, "_attn_lint_standin_base": StandinFullAttnBackendBase}
-    source_params = []
-    for i, p in enumerate(params):
-        if p.default is not inspect.Parameter.empty:
-            default_name = f"_attn_lint_default_{i}"
-            namespace[default_name] = p.default
-            p = p.replace(default=_DefaultName(default_name))
-        source_params.append(p.replace(annotation=inspect.Parameter.empty))
-    param_source = str(inspect.Signature(source_params))
-    source = (
-        f"class {class_name}(_attn_lint_standin_base):\n"
-        f"    def {hook_name}{param_source}:\n"
-        f"        return {self_name}._standin_hook_called({fb_expr})\n"
-    )
-    exec(compile(source, f"<attn-lint stand-in {class_name}.{hook_name}>", "exec"), namespace)
-    cls = namespace[class_name]
-    method = cls.__dict__[hook_name]
+    method = function_with_signature(hook_name, hook_signature, body, f"{class_name}.{hook_name}")
     method.__annotations__ = {p.name: p.annotation for p in params if p.annotation is not inspect.Parameter.empty}
     if hook_signature.return_annotation is not inspect.Signature.empty:
         method.__annotations__["return"] = hook_signature.return_annotation
+    cls = type(class_name, (StandinFullAttnBackendBase,), {hook_name: method, "__module__": __name__,
+                                                           "__qualname__": class_name})
     built = inspect.signature(method)
     if built != hook_signature:
-        # E.g. a parameter named "__x" is mangled inside a class body.
         raise ValueError(f"could not reproduce signature {hook_signature}; built {built}")
     return cls
 
@@ -501,10 +487,17 @@ def run_prefill_protocol(
                 getattr(front, hook_name)(fb, *call_args)
             out = backend.forward_extend(batch.q, batch.k, batch.v, fb)
             torch.cuda.synchronize()
+        except AttributeError as exc:
+            if getattr(exc, "obj", None) is fb:
+                raise ForwardBatchTooThin(str(exc)) from exc
+            outcome, message = "error", f"AttributeError: {exc}"
         except TypeError as exc:
             outcome, message = "type-error", str(exc)
         except ValueError as exc:
-            if QO_INDPTR_MISMATCH_TEXT in str(exc):
+            # Classified by what the harness knows, not by the message: FlashInfer's run() refused
+            # a batch whose token total is not the one its current plan was made for.
+            planned = harness.planned_seq_lens
+            if planned is not None and sum(planned) != batch.num_tokens and _raised_in_flashinfer(exc):
                 outcome, message = "qo-indptr-mismatch", _short_message(exc)
             else:
                 outcome, message = "error", f"ValueError: {exc}"
@@ -543,6 +536,14 @@ def run_prefill_protocol(
         verdict=verdict,
         detail=detail,
     )
+
+
+def _raised_in_flashinfer(exc: BaseException) -> bool:
+    """Whether FlashInfer's own code raised it (a frame of the flashinfer package on its way)."""
+    import traceback
+
+    return any("flashinfer" in f.filename.replace("\\", "/").split("/")
+               for f in traceback.extract_tb(exc.__traceback__))
 
 
 def _max_abs_error(out: torch.Tensor, expected: torch.Tensor) -> float:

@@ -13,13 +13,19 @@ under test runs against them.
 * AL002 (delegation TypeError): the real wrapper method that contains the call runs, its receiver
   (a delegate attribute, a parameter, an item of a delegate list...) set to a stand-in whose method
   has exactly the rejecting implementation's signature (``inspect.signature`` on the really loaded
-  class; rebuilt from the source summary when that class cannot be loaded). Confirmed when the
-  call reaches the stand-in and Python refuses to bind it: the TypeError text is Python's own.
+  class; rebuilt from the source summary when that class cannot be loaded). Reproduced when the
+  call reaches the stand-in and Python refuses to bind it: the TypeError text is Python's own. The
+  receiver may be a delegate attribute (set in ``__init__`` or built lazily by a method or
+  property of the class), a parameter or a local bound from one, or ``self`` where the rejecting
+  implementation is a subclass: then the method runs on an instance of that real subclass.
 * AL003 (inherited no-op): ``getattr(wrapper, hook)`` resolves to the family base's function and
   calling it returns without any delegate's hook running.
 
-Each scenario also returns, for confirmed findings about a prefill-metadata hook, a ``GpuPlan``:
-how to put the real wrapper in front of the FlashInfer stand-in backend (``verify.py`` runs it).
+A scenario's verdict is ``fact`` when the real classes do what the finding says (decisions.py
+names it: attribute-hidden, call-rejected, noop-reached), ``not-reproduced`` when they do not,
+``unverifiable`` with the reason. AL001/AL002 facts also carry a ``GpuPlan``: how to put the real
+wrapper in front of a backend owning the hook (``verify.py`` runs it where the hook plans
+FlashInfer, see flashinfer_use.py).
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..linter.findings import Finding, short, unlabelled
+from .instances import new_instance, set_attr
 from .loader import TreeLoader, _one_line, _quiet
 from .standins import (AnyItem, Namespace, Standin, delegate_log, make_delegate, signature_from_params)
 
@@ -41,7 +48,7 @@ _MISSING = object()
 
 @dataclass
 class Outcome:
-    verdict: str  # confirmed | not-reproduced | unverifiable
+    verdict: str  # fact (the static fact reproduced) | not-reproduced | unverifiable
     detail: str
     load_mode: str
     facts: dict[str, Any] = field(default_factory=dict)
@@ -57,6 +64,8 @@ class GpuPlan:
     standin_class_name: str
     make_front: Callable[[Any], tuple[Any, tuple]]  # backend -> (front, call_args)
     front_desc: str
+    owner: str = ""  # the implementation whose hook the backend behind the front runs
+    flashinfer: str = ""  # how that hook plans FlashInfer (flashinfer_use.py), set by verify.py
 
 
 # --------------------------------------------------------------------------------------------
@@ -65,30 +74,6 @@ class GpuPlan:
 
 def _detail(finding: Finding, key: str) -> str | None:
     return dict(finding.details).get(key)
-
-
-def new_instance(cls: type) -> Any:
-    """An instance without running ``__init__`` (abstract classes too: the claim is about the
-    class's own members, and a real instance is always of some concrete subclass)."""
-    abstract = getattr(cls, "__abstractmethods__", None)
-    try:
-        if abstract:
-            cls.__abstractmethods__ = frozenset()
-        try:
-            return object.__new__(cls)
-        except TypeError:
-            return cls.__new__(cls)
-    finally:
-        if abstract:
-            cls.__abstractmethods__ = abstract
-
-
-def set_attr(obj: Any, name: str, value: Any) -> None:
-    """Set an attribute past any ``__setattr__`` override (``nn.Module``'s needs ``__init__``)."""
-    try:
-        object.__setattr__(obj, name, value)
-    except (AttributeError, TypeError):
-        obj.__dict__[name] = value
 
 
 def _load_class(ctx, loader: TreeLoader, qual: str):
@@ -370,8 +355,8 @@ def verify_al001(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
             _plant_delegates(front, _attrs, backend)
             return front, ()
 
-        plan = GpuPlan(member, sig, short(owner), make_front, f"real {short(wq)}")
-    return Outcome("confirmed", detail, mode, facts, plan)
+        plan = GpuPlan(member, sig, short(owner), make_front, f"real {short(wq)}", owner)
+    return Outcome("fact", detail, mode, facts, plan)
 
 
 # --------------------------------------------------------------------------------------------
@@ -431,12 +416,45 @@ def _plant(ref: tuple | None, value: Any, inst: Any, self_name: str, params: set
     if kind in ("sub", "iter"):
         inner = _plant(ref[1], AnyItem(value), inst, self_name, params, locals_, args, depth + 1)
         return f"items of {inner}" if inner else None
+    if kind == "call" and ref[1] and ref[1][0] == "attr" and ref[1][1] == ("name", self_name):
+        # `self._get_client()`: a client the class builds lazily; its builder returns the delegate.
+        name = ref[1][2]
+        set_attr(inst, name, lambda *a, **k: value)
+        return f"self.{name}()"
     if kind == "union":
         for r in ref[1]:
             got = _plant(r, value, inst, self_name, params, locals_, args, depth + 1)
             if got:
                 return got
     return None
+
+
+def _shadowing(cls: type, recv: tuple | None, self_name: str) -> type:
+    """``cls``, or a subclass of it whose receiver attribute is plain: a lazily built client behind
+    a property (``self.client`` computing and caching it) is set like any attribute."""
+    names = set()
+    ref = recv
+    while ref and ref[0] in ("attr", "sub", "iter", "call"):
+        if ref[0] == "attr" and ref[1] == ("name", self_name):
+            names.add(ref[2])
+        ref = ref[1]
+    props = {n for n in names for k in cls.__mro__ if isinstance(vars(k).get(n), property)}
+    if not props:
+        return cls
+    return type(cls.__name__, (cls,), {n: None for n in props} | {"__module__": cls.__module__,
+                                                                   "__qualname__": cls.__qualname__})
+
+
+def _receiver_attr(recv: tuple | None, self_name: str, attrs: list[tuple[str, bool]]) -> str | None:
+    """The ``self`` attribute the call's receiver is read from, if any."""
+    ref = recv
+    while ref and ref[0] in ("attr", "sub", "iter", "call", "getattr"):
+        if ref[0] == "attr" and ref[1] == ("name", self_name):
+            return ref[2]
+        if ref[0] == "call" and ref[1] and ref[1][0] == "attr" and ref[1][1] == ("name", self_name):
+            return ref[1][2]
+        ref = ref[1]
+    return attrs[0][0] if attrs and recv is None else None
 
 
 def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
@@ -482,12 +500,27 @@ def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     self_name = params[0] if params and mkind == "method" else ""
     attrs = _delegate_attrs(ctx, cq, finding)
 
+    # A call on `self` reaches the rejecting implementation when it is a subclass that inherits
+    # the calling method: the method then runs on an instance of that real subclass.
+    on_self = recv == ("name", self_name) and mkind == "method"
+    owner_cls = olc.cls if olc is not None and olc.cls is not None else None
+    if on_self and (owner_cls is None or not issubclass(owner_cls, cls)):
+        return Outcome("unverifiable", f"the call at {call} is on `self`, and `{short(owner)}` is not a loaded "
+                                       f"subclass of `{short(cq)}`", mode, {"load_problem": owner_cls is None})
+    run_cls = owner_cls if on_self else _shadowing(cls, recv, self_name)
+
     def build(delegate: Any) -> tuple[Any, dict, list[str]]:
-        inst = new_instance(cls)
+        inst = new_instance(run_cls)
         _populate(ctx, cq, inst)
         planted = _plant_delegates(inst, attrs, delegate) if attrs else []
         given: dict[str, Any] = {}
-        how = _plant(recv, delegate, inst, self_name, set(params), fn_info.locals, given)
+        if on_self:
+            # The instance's own `member` is the stand-in with the real signature (bound to the
+            # recording delegate): the real body never runs, Python's binding decides.
+            set_attr(inst, member, getattr(delegate, member))
+            how = f"self (a real `{short(owner)}`)"
+        else:
+            how = _plant(recv, delegate, inst, self_name, set(params), fn_info.locals, given)
         if how:
             if how in planted:
                 planted.remove(how)
@@ -500,12 +533,15 @@ def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     if not planted:
         return Outcome("unverifiable", f"the receiver of the call at {call} is nothing the check can set "
                                        f"(not a delegate attribute, parameter or local bound from one)", mode)
-    bound = getattr(inst, fn_info.name) if mkind == "method" else getattr(cls, fn_info.name)
+    # The method under test is the one that holds the call (a subclass may not override it).
+    bound = raw.__get__(inst, type(inst)) if mkind == "method" else getattr(cls, fn_info.name)
     args, kwargs = _standin_args(wsig, skip_first=(mkind == "method"), given=given)
     start = time.perf_counter()
     _, exc = _call(loader, bound, args, kwargs)
     log = delegate_log(delegate)
     facts = {"method": f"{short(cq)}.{fn_info.name}", "receiver": planted,
+             "receiver_attr": _receiver_attr(recv, self_name, attrs) if not on_self else None,
+             "on_self": on_self,
              "stand_in_signature": _fmt_sig(f"{short(owner)}.{member}", osig), "signature_from": how_sig,
              "owner_load_mode": owner_mode, "call_seconds": round(time.perf_counter() - start, 6)}
     expected = _detail(finding, "error")
@@ -541,8 +577,8 @@ def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
                 setattr(ns, member, hook)
                 return ns, ()
 
-            plan = GpuPlan(member, osig, short(owner), make_front, f"real {short(cq)}.{fn_info.name}")
-        return Outcome("confirmed", detail, mode, facts, plan)
+            plan = GpuPlan(member, osig, short(owner), make_front, f"real {short(cq)}.{fn_info.name}", owner)
+        return Outcome("fact", detail, mode, facts, plan)
     if log.ran:
         a, k = log.attempts[0] if log.attempts else ((), {})
         return Outcome("not-reproduced",
@@ -606,7 +642,7 @@ def verify_al003(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
         return Outcome("unverifiable", f"calling the base's `{short(base)}.{member}` raised {_one_line(exc)}",
                        mode, facts)
     shown = "None" if result is None else type(result).__name__
-    return Outcome("confirmed", f"`{member}` on a real `{short(wq)}` is the base's `{short(base)}.{member}`; "
+    return Outcome("fact", f"`{member}` on a real `{short(wq)}` is the base's `{short(base)}.{member}`; "
                                 f"calling it returned {shown} and the stand-in hook on {', '.join(planted)} "
                                 f"never ran", mode, facts)
 

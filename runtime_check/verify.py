@@ -1,4 +1,4 @@
-"""``attn-lint --verify`` / ``--verify-on-gpu``: check each finding against the user's real classes.
+"""``attn-lint --verify`` / ``--verify-on-gpu``: check each finding against the user's real code.
 
 Use::
 
@@ -8,37 +8,40 @@ Use::
     result = analyse(["src/"], Settings(), keep_context=True)   # the context is needed
     verdicts = verify(result, gpu=False)                        # {Finding: Verification}
 
-Each AL001/AL002/AL003 finding gets a ``Verification``: ``confirmed`` (the real code does what
-the finding says), ``not-reproduced`` (it does not: the static claim was wrong) or
-``unverifiable`` (with the reason: a class that cannot be loaded, a call that stand-in arguments do
-not reach...). ``load_mode`` says how the finding's class was loaded: ``import`` (ordinary import),
-``isolated`` (its source run with failing imports replaced by stand-ins, see loader.py),
-``isolated-partial`` (the module body stopped early; the class was defined above that point and its
-in-tree bases are all real), ``isolated-strict`` (second attempt, made only when the class could
-not be loaded at all: every package outside the standard library is a stand-in, as on a machine
-without the GPU stack; the first attempt's reason is kept in ``facts["first_attempt"]``) or
-``failed``. Findings of other rules are not verified.
+Each AL001/AL002/AL003 finding gets a ``Verification`` whose verdict says what was tested
+(decisions.py): ``consequence-reproduced`` (the GPU run failed as predicted) and
+``pairing-reproduced`` (the code's own construction path built the wrapper around that
+implementation, pairing.py) are the two **confirmed** verdicts; ``attribute-hidden``,
+``call-rejected`` and ``noop-reached`` say only that the static fact holds on the real classes
+(scenarios.py); ``not-reproduced`` that the claim did not hold (the fact, or every construction
+path explored); ``unverifiable`` why nothing could be decided. A finding the static analysis keeps
+only as latent drift (every pairing ruled out, ``--show-latent``) has its fact checked, and its
+pairing is not run: the signals already said why it cannot be built, and a construction path does
+not see the probe site.
+
+``load_mode`` says how the finding's class was loaded: ``import`` (ordinary import), ``isolated``
+(its source run with failing imports replaced by stand-ins, see loader.py), ``isolated-partial``,
+``isolated-strict`` (second attempt, made only when the class could not be loaded at all: every
+package outside the standard library is a stand-in; the first attempt's reason is kept in
+``facts["first_attempt"]``) or ``failed``.
 
 The user's code never runs in this process: the checks run in forked children supervised by
 isolate.py (a wall-clock limit per finding, ``task_time_limit``); a child that dies, hangs or
 tampers with attn-lint makes its finding ``unverifiable`` with what happened
 (``facts["isolation"]``), and only validated JSON comes back.
 
-With ``gpu=True`` each confirmed AL001/AL002 finding whose hook **plans prefill metadata** is
-also driven end to end on FlashInfer (flashinfer_smoke.py): a stand-in full-attention backend with
-the real implementation's hook signature owns a real ragged prefill wrapper and plans it in the
-hook; the user's real wrapper class (made without ``__init__``, its delegates set to that backend)
-is the front the caller probes; batches of different lengths run and are compared with a torch
-reference. Which hooks plan prefill metadata is a name heuristic: the name contains ``metadata``
-or ``plan`` (the seed's ``init_mha_chunk_metadata`` matches); AL003 findings are not driven (the
-hook runs nothing, by the finding's own claim). torch and flashinfer are imported only there.
+With ``gpu=True`` an AL001/AL002 finding whose static fact holds, whose pairing is not ruled out,
+and whose implementation's hook **plans a FlashInfer prefill wrapper** (read from its code:
+flashinfer_use.py) is also driven end to end on FlashInfer: the user's real wrapper is the front
+the caller probes, and behind it the implementation's real hook runs where its class can be set up
+(real_hook.py), else a stand-in backend with the hook's real signature (flashinfer_smoke.py);
+batches of different lengths run and are compared with a torch reference. Other findings get
+``gpu: "n/a: the hook does not plan FlashInfer"``. torch and flashinfer are imported only there.
 
-GPU controls: with ``gpu=True`` the same protocol also runs on wrappers that *do* forward the
-seed's hook (``init_mha_chunk_metadata``) or a hook a finding of this run put through the smoke
-test, and have no finding on it, once per distinct signature of that hook among the delegates'
-implementations (``Verdicts.controls``; the CLI prints them as a second table and puts them in the
-JSON ``stats.gpu_controls``). A fixed wrapper passes; this is how ``--verify-on-gpu`` shows "pass"
-on a tree with no findings (the ``fixed`` fixtures, SGLang 0.5.23).
+GPU controls: with ``gpu=True`` the same protocol also runs on wrappers that *do* forward a probed
+hook whose implementations plan FlashInfer, and have no finding on it, once per distinct signature
+of that hook among the delegates' implementations (``Verdicts.controls``; the CLI prints them as a
+second table and puts them in the JSON ``stats.gpu_controls``). A fixed wrapper passes.
 """
 
 from __future__ import annotations
@@ -51,9 +54,11 @@ from ..linter.engine import Result
 from ..linter.findings import Finding, short
 from .isolate import DEFAULT_TASK_TIME_LIMIT, Failure, can_isolate, run_in_process, run_tasks
 from .loader import DEFAULT_MODULE_TIME_LIMIT, TreeLoader, _one_line
+from .decisions import CONFIRMED, MEANING, VERDICTS, decide, is_confirmed
+from .flashinfer_use import NOT_PLANNING, plans_flashinfer
+from .pairing import PAIRING_TIME_LIMIT, PairingResult, check_pairing
 from .scenarios import SCENARIOS, GpuPlan, Outcome
 
-VERDICTS = ("confirmed", "not-reproduced", "unverifiable")
 GPU_RULES = ("AL001", "AL002")
 
 
@@ -88,16 +93,20 @@ class Control:
 
 @dataclass(frozen=True)
 class Verification:
-    verdict: str  # confirmed | not-reproduced | unverifiable
+    verdict: str  # one of decisions.VERDICTS
     load_mode: str  # import | isolated | failed | n/a
     detail: str
     seconds: float
     gpu: dict | str | None = None  # the smoke test's result, or why it did not run; None: not asked
     facts: dict = field(default_factory=dict, compare=False, hash=False)
 
+    @property
+    def confirmed(self) -> bool:
+        return is_confirmed(self.verdict)
+
     def to_json(self) -> dict:
-        out = {"verdict": self.verdict, "load_mode": self.load_mode, "detail": self.detail,
-               "seconds": round(self.seconds, 6)}
+        out = {"verdict": self.verdict, "confirmed": self.confirmed, "load_mode": self.load_mode,
+               "detail": self.detail, "seconds": round(self.seconds, 6)}
         if self.facts:
             out["facts"] = _jsonable(self.facts)
         if self.gpu is not None:
@@ -115,12 +124,6 @@ def _jsonable(v: Any) -> Any:
     return str(v)
 
 
-def plans_prefill_metadata(member: str) -> bool:
-    """The heuristic for "this hook plans prefill metadata" (see the module docstring)."""
-    m = member.lower()
-    return "metadata" in m or "plan" in m
-
-
 def _default_smoke_backend() -> str:
     """FlashInfer backend for the smoke test: fa2 (compiles in ~20-35 s on an H200), or what
     ATTN_LINT_FLASHINFER_BACKEND says (fa3 is FlashInfer's own choice on Hopper; ~85-105 s)."""
@@ -130,10 +133,11 @@ def _default_smoke_backend() -> str:
 
 def verify(result: Result, gpu: bool = False, *, time_limit: float = DEFAULT_MODULE_TIME_LIMIT,
            task_time_limit: float = DEFAULT_TASK_TIME_LIMIT, smoke_backend: str | None = None,
-           gpu_problem: str | None = None) -> dict[Finding, Verification]:
+           gpu_problem: str | None = None, latent: bool = False) -> dict[Finding, Verification]:
     """Verdicts for every AL001/AL002/AL003 finding of ``result`` (analysed with keep_context=True).
 
-    ``gpu``: also run the FlashInfer smoke test for confirmed prefill-metadata findings.
+    ``gpu``: also run the FlashInfer smoke test where the hook plans FlashInfer (flashinfer_use.py).
+    ``latent``: verify the latent findings (``result.latent``, --show-latent) too.
     ``gpu_problem``: the caller already asked ``gpu_environment_problem()``; when it is set the
     GPU part is skipped with that reason (and the caller reports it).
     ``time_limit``: the loader's own limit per module load (SIGALRM, inside the child);
@@ -142,7 +146,8 @@ def verify(result: Result, gpu: bool = False, *, time_limit: float = DEFAULT_MOD
     """
     smoke_backend = smoke_backend or _default_smoke_backend()
     out: Verdicts = Verdicts()
-    todo = [f for f in result.findings if f.code in SCENARIOS]
+    todo = [f for f in [*result.findings, *(getattr(result, "latent", None) or [] if latent else [])]
+            if f.code in SCENARIOS]
     ctx = result.context
     if not todo and not (gpu and ctx is not None):
         return out
@@ -155,7 +160,8 @@ def verify(result: Result, gpu: bool = False, *, time_limit: float = DEFAULT_MOD
         gpu_problem = isolated_gpu_problem(task_time_limit)
     run_gpu = gpu and gpu_problem is None
     wanted: set[Finding] = set()  # findings that call for the smoke test
-    for f, (v, wants) in zip(todo, _batch(result, todo, False, time_limit, task_time_limit, run_gpu, smoke_backend)):
+    for f, (v, wants) in zip(todo, _batch(result, todo, False, time_limit, task_time_limit, run_gpu, smoke_backend,
+                                          gpu)):
         out[f] = v
         if wants:
             wanted.add(f)
@@ -165,7 +171,7 @@ def verify(result: Result, gpu: bool = False, *, time_limit: float = DEFAULT_MOD
         # installed torch or triton whose import-time work fails without the rest of the stack):
         # every package outside the standard library is a stand-in, as on a machine without them.
         for f, (v, wants) in zip(retry, _batch(result, retry, True, time_limit, task_time_limit, run_gpu,
-                                              smoke_backend)):
+                                              smoke_backend, gpu)):
             first = out[f]
             if v.facts.get("isolation"):
                 out[f] = replace(first, facts=dict(first.facts, strict_attempt=v.detail))
@@ -190,7 +196,7 @@ def _isolated(count: int, child_main, validate, task_time_limit: float) -> list:
 
 
 def _batch(result: Result, findings: list[Finding], strict: bool, time_limit: float, task_time_limit: float,
-           run_gpu: bool, backend: str) -> list[tuple[Verification, bool]]:
+           run_gpu: bool, backend: str, gpu_asked: bool = False) -> list[tuple[Verification, bool]]:
     """(verification, wants the smoke test) per finding, each checked in a child process."""
     ctx = result.context
     # One loader per project: several projects in one run may share package names (fixtures/).
@@ -209,7 +215,7 @@ def _batch(result: Result, findings: list[Finding], strict: bool, time_limit: fl
                 for i in range(first, len(where)):
                     ch.start(i)
                     ch.result(i, _verify_one(findings[where[i]], ctx, loader, run_gpu, backend,
-                                             lambda i=i: ch.extend(i)))
+                                             lambda i=i: ch.extend(i), gpu_asked))
 
         got = _isolated(len(where), child_main, _from_child, task_time_limit)
         for i, r in zip(where, got):
@@ -224,23 +230,124 @@ def _labelled_roots(ctx) -> set[str]:
     return {m.file.root for m in ctx.index.modules.values() if ":" in m.name}
 
 
-def _verify_one(f: Finding, ctx, loader: TreeLoader, run_gpu: bool, backend: str, extend) -> dict:
-    """In the child: the scenario, and the smoke test where wanted; as JSON for the parent."""
+def _verify_one(f: Finding, ctx, loader: TreeLoader, run_gpu: bool, backend: str, extend,
+                gpu_asked: bool = False) -> dict:
+    """In the child: the static fact, the pairing, the GPU consequence where FlashInfer is planned;
+    as JSON for the parent."""
     start = time.perf_counter()
     o = _run_scenario(f, ctx, loader)
-    v = Verification(o.verdict, o.load_mode, o.detail, time.perf_counter() - start, None, o.facts)
-    wants = _wants_gpu(f, o)
-    if wants and run_gpu:
+    facts = dict(o.facts)
+    pairing = None
+    if o.verdict == "fact":
+        pairing = _pairing_for(f, ctx, loader, o)
+        facts["pairing"] = ({"status": pairing.status, "detail": pairing.detail, **pairing.facts}
+                            if isinstance(pairing, PairingResult) else {"status": "not run", "detail": pairing})
+    gpu_plan, why_not = _gpu_plan(f, ctx, loader, o, pairing)
+    gpu = None
+    if gpu_plan is not None and run_gpu:
         extend()
-        gpu = _smoke(o.gpu_plan, backend)
-        v = replace(v, gpu=gpu, seconds=v.seconds + gpu["seconds"])
-    return {"v": v.to_json(), "wants_gpu": wants}
+        gpu = _smoke(gpu_plan, backend, ctx, loader)
+    elif gpu_plan is None and (run_gpu or gpu_asked):
+        gpu = why_not
+    verdict, detail = decide(f.code, o.verdict, o.detail, pairing, gpu)
+    v = Verification(verdict, o.load_mode, detail, time.perf_counter() - start, gpu, facts)
+    return {"v": v.to_json(), "wants_gpu": gpu_plan is not None, "why_not_gpu": why_not}
+
+
+_PAIRING_MEMO: dict[tuple, PairingResult] = {}
+
+
+def _pairing_for(f: Finding, ctx, loader: TreeLoader, o: Outcome) -> PairingResult | str:
+    """The pairing check of a finding whose static fact holds, or why it is not run."""
+    details = dict(f.details)
+    if f.confidence == "low":
+        why = f.confidence_reasons[0].note if f.confidence_reasons else "every pairing is ruled out"
+        return f"not run: the static analysis rules out every pairing (latent drift: {why})"
+    latent = {q for q in (details.get("latent_impls") or "").split(",") if q}
+    index, model = ctx.index, ctx.model
+    wanted: list[tuple[str, str | None, list[str]]] = []  # (wrapper, attribute, implementations)
+    if f.code in ("AL001", "AL003"):
+        wrapper = model.wrappers.get(f.class_name)
+        if wrapper is None:
+            return f"not run: `{short(f.class_name)}` is not a wrapper the analysis knows"
+        owners = {q for q in (details.get("owners") or "").split(",") if q} or set(f.targets)
+        base = details.get("base")
+        for d in wrapper.delegates:
+            impls = []
+            for c in model.implementations(d.types):
+                hit = index.lookup(c, f.member)
+                if c in latent or hit is None:
+                    continue
+                if (f.code == "AL001" and hit[0] in owners) or (f.code == "AL003" and hit[0] != base):
+                    impls.append(c)
+            if impls:
+                wanted.append((f.class_name, d.attr, impls))
+    elif f.code == "AL002":
+        owner = details.get("rejecting_owner") or (f.targets[0] if f.targets else "")
+        impls = [owner] + sorted(c for c in index.descendants(owner) if (index.lookup(c, f.member) or ("",))[0] == owner)
+        if o.facts.get("on_self"):
+            wanted.append((f.class_name, None, impls))
+        elif o.facts.get("receiver_attr"):
+            wanted.append((f.class_name, o.facts["receiver_attr"], impls))
+        else:
+            return ("not run: the call's receiver is not an object the class holds (a parameter or a local): "
+                    "which implementation it is, is decided by the caller")
+    if not wanted:
+        return "not run: no live pairing names a delegate attribute of the wrapper"
+    results = []
+    deadline = time.monotonic() + PAIRING_TIME_LIMIT  # one budget for the finding's pairings:
+    for key in wanted:                               # it must stay inside --verify-time-limit
+        memo_key = (id(ctx), key[0], key[1], tuple(key[2]))
+        if memo_key not in _PAIRING_MEMO:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                results.append(PairingResult("unverifiable", "the time for this finding's pairing checks ran out"))
+                continue
+            _PAIRING_MEMO[memo_key] = check_pairing(ctx, loader, *key, time_limit=left)
+        results.append(_PAIRING_MEMO[memo_key])
+    for r in results:
+        if r.status == "reproduced":
+            return r
+    if all(r.status == "not-reproduced" for r in results):
+        return results[0] if len(results) == 1 else PairingResult(
+            "not-reproduced", "; ".join(r.detail for r in results), {"parts": [r.facts for r in results]})
+    r = next(r for r in results if r.status == "unverifiable")
+    return r
+
+
+def _gpu_plan(f: Finding, ctx, loader: TreeLoader, o: Outcome, pairing) -> tuple[GpuPlan | None, str]:
+    """The plan for the FlashInfer smoke test, or why there is none (said where --verify-on-gpu
+    asked for it)."""
+    if f.code not in GPU_RULES:
+        return None, "n/a: the hook resolves to the base's no-op (AL003): no plan to replay"
+    if o.verdict != "fact" or o.gpu_plan is None:
+        return None, "n/a: no static fact to replay, or the hook is not a method"
+    if not isinstance(pairing, PairingResult) or pairing.status == "not-reproduced":
+        return None, "n/a: the pairing is ruled out" + (f" ({pairing})" if isinstance(pairing, str) else "")
+    plan = o.gpu_plan
+    details = dict(f.details)
+    owners = [plan.owner] if plan.owner else []
+    if f.code == "AL001":
+        # Any implementation the finding names whose hook plans FlashInfer, its pairing not latent.
+        latent = {q for q in (details.get("latent_impls") or "").split(",") if q}
+        owners += [q for q in (details.get("owners") or "").split(",") if q and q not in owners and q not in latent]
+    for owner in owners:
+        use = plans_flashinfer(ctx, owner, f.member)
+        if use is not None:
+            if owner != plan.owner:
+                from .scenarios import _owner_signature
+                kind, sig, _, _, _ = _owner_signature(ctx, loader, owner, f.member)
+                plan = replace(plan, owner=owner, signature=sig if kind == "method" else plan.signature,
+                               standin_class_name=short(owner))
+            return replace(plan, flashinfer=use.describe()), ""
+    names = ", ".join(f"`{short(q)}.{f.member}`" for q in owners[:3]) or f"`{f.member}`"
+    return None, f"{NOT_PLANNING} ({names} make{'s' if len(owners) == 1 else ''} no FlashInfer prefill plan)"
 
 
 def _from_child(data: Any) -> tuple[Verification, bool]:
     """The parent's check of what a child sent: plain JSON of the expected shape, or ValueError."""
     v, wants = data["v"], data["wants_gpu"]
-    if v["verdict"] not in VERDICTS or not isinstance(wants, bool):
+    if v["verdict"] not in VERDICTS or not isinstance(wants, bool) or v.get("confirmed") != is_confirmed(v["verdict"]):
         raise ValueError("no such verdict")
     load_mode, detail, seconds = v["load_mode"], v["detail"], v["seconds"]
     facts, gpu = v.get("facts", {}), v.get("gpu")
@@ -312,25 +419,20 @@ def _run_scenario(f: Finding, ctx, loader: TreeLoader) -> Outcome:
         return Outcome("unverifiable", f"internal error while verifying: {_one_line(exc)}", "n/a")
 
 
-def _wants_gpu(f: Finding, o: Outcome) -> bool:
-    """A confirmed finding whose scenario left a plan for a hook that plans prefill metadata."""
-    return o.verdict == "confirmed" and o.gpu_plan is not None and f.code in GPU_RULES \
-        and plans_prefill_metadata(f.member)
-
-
-def _smoke(plan: GpuPlan, backend: str) -> dict:
+def _smoke(plan: GpuPlan, backend: str, ctx=None, loader: TreeLoader | None = None) -> dict:
     """The FlashInfer smoke test of one finding's plan (in the child that loaded its classes)."""
     start = time.perf_counter()
     first_use = backend not in _HARNESS  # this run includes FlashInfer's module build or load
     try:
-        from .flashinfer_smoke import make_standin_backend_class, run_prefill_protocol
+        from .flashinfer_smoke import run_prefill_protocol
 
         harness, batches = _harness(backend)
-        cls = make_standin_backend_class(plan.member, plan.signature, class_name=plan.standin_class_name)
-        standin = cls(harness)
+        standin, hook_desc, setup = _backend_for(plan.owner, plan.member, plan.signature, harness, ctx, loader)
         front, call_args = plan.make_front(standin)
         res = run_prefill_protocol(front, plan.member, harness, standin, batches, call_args=call_args)
         return {"verdict": res.verdict, "detail": res.detail, "front": plan.front_desc,
+                "backend_hook": hook_desc, "setup": setup,
+                "flashinfer_plan": plan.flashinfer,
                 "flashinfer_backend": res.backend, "tolerance": res.tolerance,
                 "seconds": round(time.perf_counter() - start, 4), "first_use_in_process": first_use,
                 "batches": [{"seq_lens": list(b.seq_lens), "outcome": b.outcome, "message": b.message,
@@ -343,14 +445,45 @@ def _smoke(plan: GpuPlan, backend: str) -> dict:
                 "seconds": round(time.perf_counter() - start, 4)}
 
 
-def run_for_cli(result: Result, gpu: bool = False, task_time_limit: float = DEFAULT_TASK_TIME_LIMIT) -> tuple[dict[Finding, Verification], str | None]:
+def _backend_for(owner: str, member: str, signature, harness, ctx, loader) -> tuple[Any, str, dict]:
+    """What stands behind the wrapper on the GPU: the owner's real hook (real_hook.py) where its
+    class can be set up, else a stand-in with the hook's real signature; and which it is."""
+    from .flashinfer_smoke import make_standin_backend_class
+    from .real_hook import RealHookUnavailable, describe, real_backend
+    from .scenarios import _load_class
+
+    why = "no owner class"
+    if owner and ctx is not None and loader is not None:
+        lc, err = _load_class(ctx, loader, owner)
+        if err:
+            why = err
+        else:
+            try:
+                real, setup = real_backend(lc.cls, member, harness, loader)
+                return real, f"the real {short(owner)}.{member}", setup
+            except RealHookUnavailable as exc:
+                why = str(exc)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - any setup failure falls back, said so
+                why = describe(exc)
+    cls = make_standin_backend_class(member, signature, class_name=short(owner) if owner else "Backend")
+    return cls(harness), (f"a stand-in with the signature of {short(owner)}.{member} (the real hook could "
+                          f"not be set up: {why})"), {}
+
+
+def run_for_cli(result: Result, gpu: bool = False, task_time_limit: float = DEFAULT_TASK_TIME_LIMIT,
+                latent: bool = False) -> tuple[dict[Finding, Verification], str | None]:
     """What the CLI calls: the verdicts, and (``gpu`` only) the one-line reason the GPU smoke test
-    could not run here, or None. The CLI prints that line and exits 2; the CPU verdicts stand."""
+    could not run here, or None. The CLI prints that line and exits 2; the CPU verdicts stand.
+    ``latent`` (--show-latent): the latent findings the report lists are verified too."""
     problem = isolated_gpu_problem(task_time_limit) if gpu else None
-    verdicts = verify(result, gpu=gpu, gpu_problem=problem, task_time_limit=task_time_limit)
+    verdicts = verify(result, gpu=gpu, gpu_problem=problem, task_time_limit=task_time_limit, latent=latent)
     # Run-level facts go into the stats the JSON report already carries.
     if isinstance(result.stats, dict):
-        result.stats["verification"] = {k: sum(1 for v in verdicts.values() if v.verdict == k) for k in VERDICTS}
+        counts = {k: sum(1 for v in verdicts.values() if v.verdict == k) for k in VERDICTS}
+        counts["confirmed"] = sum(1 for v in verdicts.values() if v.confirmed)
+        result.stats["verification"] = counts
         if gpu:
             result.stats["gpu_controls"] = [c.to_json() for c in verdicts.controls]
             if problem:
@@ -370,21 +503,19 @@ def _harness(backend: str):
     return _HARNESS[backend]
 
 
-SEED_HOOKS = ("init_mha_chunk_metadata",)
-
-
 def gpu_controls(result: Result, loader: TreeLoader, backend: str = "fa2",
                  hooks: set[str] | frozenset[str] = frozenset()) -> list[Control]:
-    """Smoke-test wrappers that forward a probed prefill-metadata hook and have no finding on it.
+    """Smoke-test wrappers that forward a probed hook planning FlashInfer and have no finding on it.
 
-    Hooks covered: the seed's ``init_mha_chunk_metadata`` and ``hooks`` (the verify run passes the
-    hooks that findings put through the smoke test), where probed somewhere in the tree. For each
-    wrapper that defines such a hook ``H`` and each distinct signature of ``H`` among the implementations its
-    delegates can hold, the real wrapper is put in front of a stand-in FlashInfer backend with that
-    signature and the prefill protocol runs: a correct forward passes (the fixed fixture, SGLang
-    0.5.23), a forward the implementation cannot bind fails with its TypeError.
+    Hooks covered: every probed hook that some implementation plans FlashInfer in
+    (flashinfer_use.py), and ``hooks`` (those findings of this run put through the smoke test). For
+    each wrapper that defines such a hook ``H`` and each distinct signature of ``H`` among the
+    implementations its delegates can hold, the real wrapper is put in front of a stand-in
+    FlashInfer backend with that signature and the prefill protocol runs: a correct forward passes
+    (the fixed fixture, SGLang 0.5.23), a forward the implementation cannot bind fails with its
+    TypeError.
     """
-    from .flashinfer_smoke import make_standin_backend_class, run_prefill_protocol
+    from .flashinfer_smoke import ForwardBatchTooThin, make_standin_backend_class, run_prefill_protocol
     from .scenarios import _delegate_attrs, _fmt_sig, _load_class, _owner_signature, _plant_delegates, new_instance
 
     ctx = result.context
@@ -392,8 +523,12 @@ def gpu_controls(result: Result, loader: TreeLoader, backend: str = "fa2",
         return []
     flagged = {(f.class_name, f.member) for f in result.findings if f.code in GPU_RULES}
     index, model = ctx.index, ctx.model
-    # A getter returns metadata; it does not plan it.
-    wanted = sorted(m for m in (set(SEED_HOOKS) | set(hooks)) & ctx.probes.keys() if not m.startswith("get_"))
+    planning = set(hooks)
+    for member in ctx.probes:
+        if member not in planning and any(plans_flashinfer(ctx, q, member) is not None
+                                          for q, e in index.classes.items() if member in e.info.methods):
+            planning.add(member)
+    wanted = sorted(planning & ctx.probes.keys())
     out: list[Control] = []
     for wq, wrapper in sorted(model.wrappers.items()):
         impls = model.implementations(wrapper.delegate_types(), exclude=wq)
@@ -421,22 +556,28 @@ def gpu_controls(result: Result, loader: TreeLoader, backend: str = "fa2",
                     continue
                 seen.add(label)
                 start = time.perf_counter()
+                hook_desc = ""
                 try:
                     harness, batches = _harness(backend)
-                    cls = make_standin_backend_class(member, sig, class_name=short(owner))
-                    standin = cls(harness)
+                    # A stand-in with the implementation's signature, planning in its hook: the
+                    # control asks whether the wrapper's forward binds and reaches the backend.
+                    # (A real hook may rightly plan nothing on this path, as TRT-LLM MLA's does
+                    # when it runs its own kernels, which the harness's ragged prefill is not.)
+                    standin = make_standin_backend_class(member, sig, class_name=short(owner))(harness)
+                    hook_desc = f"a stand-in with the signature of {short(owner)}.{member}"
                     front = new_instance(lc.cls)
                     _plant_delegates(front, _delegate_attrs(ctx, wq, None), standin)
                     res = run_prefill_protocol(front, member, harness, standin, batches)
                     verdict, detail = res.verdict, res.detail
+                except ForwardBatchTooThin as exc:
+                    # The wrapper's hook reads forward-batch fields the harness does not model.
+                    verdict, detail = "n/a", f"not applicable: the hook needs more of the forward batch than the harness has ({exc})"
                 except KeyboardInterrupt:
                     raise
                 except BaseException as exc:  # noqa: BLE001
                     verdict, detail = "error", _one_line(exc)
-                if verdict == "error" and "'types.SimpleNamespace' object has no attribute" in detail:
-                    # The wrapper's hook reads forward-batch fields the harness does not model.
-                    verdict = "n/a"
-                    detail = f"not applicable: the hook needs more of the forward batch than the harness has ({detail})"
+                if hook_desc:
+                    detail = f"{detail} (behind it: {hook_desc})"
                 out.append(Control(wq, member, owner, label, verdict, detail,
                                    time.perf_counter() - start))
     return out
@@ -462,7 +603,8 @@ def json_extra(verdicts: dict[Finding, Verification]) -> dict[Finding, dict]:
     return {f: {"verification": v.to_json()} for f, v in verdicts.items()}
 
 
-_STYLE = {"confirmed": "bold red", "not-reproduced": "bold green", "unverifiable": "yellow"}
+_STYLE = {"consequence-reproduced": "bold red", "pairing-reproduced": "bold red", "not-reproduced": "bold green",
+          "unverifiable": "yellow", "attribute-hidden": "magenta", "call-rejected": "magenta", "noop-reached": "magenta"}
 
 
 def render_table(verdicts: dict[Finding, Verification], console, gpu_problem: str | None = None) -> None:
@@ -566,10 +708,14 @@ def _findings_table(verdicts, ordered, console, width) -> None:
             table.add_row(*row)
         console.print(table, width=width)
     counts = {k: sum(1 for v in verdicts.values() if v.verdict == k) for k in VERDICTS}
+    confirmed = sum(n for k, n in counts.items() if k in CONFIRMED)
     line = Text("Verified ")
-    line.append(f"{len(verdicts)} finding{'s' if len(verdicts) != 1 else ''}: ")
+    line.append(f"{len(verdicts)} finding{'s' if len(verdicts) != 1 else ''}: {confirmed} confirmed; ")
     line.append(", ".join(f"{n} {k}" for k, n in counts.items() if n))
     console.print(line)
+    for k, n in counts.items():
+        if n:
+            console.print(Text(f"  {k}: {MEANING[k]}"), soft_wrap=True)
     wrong = [f for f, v in ordered if v.verdict == "not-reproduced"]
     for f in wrong:
         console.print(Text(f"note: the static claim {f.code} at {f.path}:{f.line} was NOT reproduced on the real "

@@ -155,3 +155,40 @@ def test_an_answer_is_not_reused_once_a_module_it_came_through_changes(tmp_path)
     assert members(cache_dir=None) == members(cache_dir=cache) == ["plan_chunks"]
     set_registry(pkg, "FlashBackend")  # and goes again
     assert members(cache_dir=None) == members(cache_dir=cache) == []
+
+
+# A tree function named like a builtin (its result typed only by astroid, through a registry):
+# only a module that binds the name calls the tree's one.
+HELPERS = '''
+from serving.backends import FlashBackend, HybridBackend
+
+_REGISTRY = {"hybrid": HybridBackend}
+
+
+def next(items):
+    return _REGISTRY["hybrid"](FlashBackend())
+'''
+
+
+def _probe_through_next(tmp_path, binds_next: bool) -> dict:
+    pkg = tmp_path / "serving"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "backends.py").write_text(BACKENDS)
+    (pkg / "helpers.py").write_text(HELPERS)
+    head = "from serving.helpers import next\n" if binds_next else ""
+    (pkg / "model.py").write_text(head + '''
+
+def prefill(batch, backends):
+    if hasattr(next(iter(backends)), "plan_chunks"):
+        pass
+''')
+    return analyse([str(pkg)], Settings(cache_dir=None)).stats
+
+
+def test_a_builtin_call_is_not_sent_to_astroid_though_the_tree_defines_the_name(tmp_path):
+    assert _probe_through_next(tmp_path, binds_next=False)["astroid_queries"] == 0
+
+
+def test_the_same_call_is_sent_where_the_module_binds_the_tree_function(tmp_path):
+    assert _probe_through_next(tmp_path, binds_next=True)["astroid_queries"] == 1

@@ -24,10 +24,16 @@ def go(batch):
 '''
 
 
+# The tree defines a `make` of its own: a call of that name could run tree code, so the receiver
+# built by `Foo.make()` is one the engine sends to astroid (a call only of names defined outside
+# the tree is not sent, and these tests would prove nothing).
+MAKER = "class Maker:\n    def make(self):\n        return self\n"
+
+
 def _tree(tmp_path, extra: dict):
     root = tmp_path / "repo"
     shutil.copytree(FIXTURES / "al001_hidden_hook", root)
-    return write_tree(root, extra)
+    return write_tree(root, {"serving/maker.py": MAKER, **extra})
 
 
 def _astroid_asked(result) -> int:

@@ -180,3 +180,48 @@ def test_site_class_built_through_a_variable_is_followed_or_kept(tmp_path):
         "        self.attn = cls(config)")
     (tree / "pkg/models/a.py").write_text(a)
     assert _confidence(lint(tree))[("Wrapper", "hook_b")] == "medium"
+
+
+def test_wrapper_built_through_a_class_valued_local_under_the_test(tmp_path):
+    # `cls = Wrapper; ...; cls(backend)` in a builder called only under the model test.
+    setup = '''
+from pkg.backends import Wrapper
+from pkg.configs import AConfig
+
+def _build(backend):
+    wrapper_cls = Wrapper
+    return wrapper_cls(backend)
+
+def wrap(runner, backend):
+    if isinstance(runner.model_config.hf_config, AConfig):
+        return _build(backend)
+    return backend
+'''
+    assert _confidence(lint(_tree(tmp_path, setup)))[("Wrapper", "hook_b")] == "low"
+
+
+def test_class_valued_local_called_unguarded_keeps_the_pairing(tmp_path):
+    setup = '''
+from pkg.backends import Wrapper
+from pkg.configs import AConfig
+
+def wrap(runner, backend):
+    wrapper_cls = Wrapper
+    if isinstance(runner.model_config.hf_config, AConfig):
+        return backend
+    return wrapper_cls(backend)
+'''
+    assert _confidence(lint(_tree(tmp_path, setup)))[("Wrapper", "hook_b")] == "medium"
+
+
+def test_a_subclass_built_unguarded_keeps_the_pairing(tmp_path):
+    # The subclass inherits the gap, so it is the wrapper at the probe too.
+    setup = SETUP + '''
+
+class NpuWrapper(Wrapper):
+    pass
+
+def wrap_any(backend):
+    return NpuWrapper(backend)
+'''
+    assert _confidence(lint(_tree(tmp_path, setup)))[("Wrapper", "hook_b")] == "medium"

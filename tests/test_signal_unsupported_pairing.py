@@ -113,3 +113,189 @@ def test_read_in_a_handler_or_a_closure_keeps_the_pairing(tmp_path):
     assert f.confidence == "medium"
     f = _finding(tmp_path, "def later():\n        return backend.page_size\n    return later")
     assert f.confidence == "medium"
+
+
+# -- tree-wide: the implementation's own consumers, anywhere ---------------------------------------
+
+_CONSUMER_BACKENDS = _BACKENDS + """
+class PagedBackend(Backend):
+    def forward(self, batch):
+        return batch
+
+    def prepare_sparse(self, batch):
+        self.prepared = batch
+"""
+
+_PROBE_ONLY = """
+from pkg.backends import get_backend
+
+def index(batch):
+    backend = get_backend()
+    if hasattr(backend, "prepare_sparse"):
+        backend.prepare_sparse(batch)
+    return batch
+"""
+
+
+def _consumer_finding(tmp_path, consumer: str, backends: str = _BACKENDS):
+    root = write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/backends.py": backends,
+                                 "pkg/indexer.py": _PROBE_ONLY, "pkg/sparse_model.py": consumer})
+    found = [f for f in lint(root).findings if f.code == "AL001" and f.member == "prepare_sparse"]
+    assert len(found) == 1, found
+    return found[0]
+
+
+_SPARSE_MEMBER = _BACKENDS.replace("    def prepare_sparse(self, batch):", """    def sparse_topk(self, batch):
+        return batch
+
+    def prepare_sparse(self, batch):""")
+
+
+def test_consumer_elsewhere_calls_a_lineage_member_through_the_accessor(tmp_path):
+    f = _consumer_finding(tmp_path, """
+from pkg.backends import get_backend
+
+def attend(batch):
+    return get_backend().sparse_topk(batch)
+""", _SPARSE_MEMBER)
+    assert f.confidence == "low"
+    (why,) = [r for r in f.confidence_reasons if r.signal == "unsupported-pairing"]
+    assert why.path.endswith("sparse_model.py") and why.line == 5
+    assert "`HybridBackend` holding `SparseBackend`" in why.note and "get_backend().sparse_topk" in why.note
+
+
+def test_consumer_through_a_local_bound_to_the_accessor(tmp_path):
+    f = _consumer_finding(tmp_path, """
+from pkg.backends import get_backend
+
+def attend(batch):
+    backend = get_backend()
+    return backend.sparse_topk(batch)
+""", _SPARSE_MEMBER)
+    assert f.confidence == "low"
+
+
+def test_consumer_call_behind_a_probe_keeps_the_pairing(tmp_path):
+    f = _consumer_finding(tmp_path, """
+from pkg.backends import get_backend
+
+def attend(batch):
+    backend = get_backend()
+    if hasattr(backend, "sparse_topk"):
+        return backend.sparse_topk(batch)
+    return batch
+""", _SPARSE_MEMBER)
+    assert f.confidence == "medium"
+
+
+def test_consumer_call_of_a_member_the_wrapper_forwards_keeps_the_pairing(tmp_path):
+    backends = _SPARSE_MEMBER.replace("""        return self.inner.forward(batch)
+""", """        return self.inner.forward(batch)
+
+    def sparse_topk(self, batch):
+        return self.inner.sparse_topk(batch)
+""")
+    f = _consumer_finding(tmp_path, """
+from pkg.backends import get_backend
+
+def attend(batch):
+    return get_backend().sparse_topk(batch)
+""", backends)
+    assert f.confidence == "medium"
+
+
+def test_member_of_two_unrelated_implementations_is_no_lineage(tmp_path):
+    # `prepare_sparse` belongs to two implementations sharing no base but the family's root: the
+    # code calling it unguarded says only that one of them is installed, not which pairings exist.
+    f = _consumer_finding(tmp_path, """
+from pkg.backends import get_backend
+
+def attend(batch):
+    return get_backend().prepare_sparse(batch)
+""", _CONSUMER_BACKENDS)
+    assert f.confidence == "medium"
+
+
+def test_members_of_one_mixin_are_one_lineage(tmp_path):
+    backends = _CONSUMER_BACKENDS.replace("class SparseBackend(Backend):", """class SparseMixin:
+    pass
+
+class SparseBackend(Backend, SparseMixin):""").replace("class PagedBackend(Backend):", "class PagedBackend(Backend, SparseMixin):")
+    f = _consumer_finding(tmp_path, """
+from pkg.backends import get_backend
+
+def attend(batch):
+    return get_backend().prepare_sparse(batch)
+""", backends)
+    assert f.confidence == "low"
+
+
+def test_call_on_an_object_built_or_passed_in_is_not_the_installed_one(tmp_path):
+    for consumer in ("""
+from pkg.backends import SparseBackend
+
+def make():
+    return SparseBackend()
+
+def attend(batch):
+    return make().sparse_topk(batch)
+""", """
+from pkg.backends import Backend
+
+def attend(backend: Backend, batch):
+    return backend.sparse_topk(batch)
+"""):
+        f = _consumer_finding(tmp_path, consumer, _SPARSE_MEMBER)
+        assert f.confidence == "medium", consumer
+
+
+def test_consumer_call_behind_a_probe_through_a_second_accessor_call_keeps_the_pairing(tmp_path):
+    # `hasattr(get_backend(), m)` then `get_backend().m()`: two calls, one object, probed first.
+    f = _consumer_finding(tmp_path, """
+from pkg.backends import get_backend
+
+def attend(batch):
+    if hasattr(get_backend(), "sparse_topk"):
+        return get_backend().sparse_topk(batch)
+    return batch
+""", _SPARSE_MEMBER)
+    assert f.confidence == "medium"
+
+
+_CONTEXT = """
+from pkg.backends import Backend
+
+class Context:
+    backend: Backend = None
+"""
+
+
+def test_consumer_through_a_slot_of_a_class_outside_the_family(tmp_path):
+    root = write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/backends.py": _SPARSE_MEMBER,
+                                 "pkg/indexer.py": _PROBE_ONLY, "pkg/context.py": _CONTEXT,
+                                 "pkg/sparse_model.py": """
+from pkg.context import Context
+
+def attend(ctx: Context, batch):
+    return ctx.backend.sparse_topk(batch)
+"""})
+    (f,) = [f for f in lint(root).findings if f.member == "prepare_sparse"]
+    assert f.confidence == "low"
+    (why,) = [r for r in f.confidence_reasons if r.signal == "unsupported-pairing"]
+    assert "`Context.backend.sparse_topk(...)`" in why.note and why.path.endswith("sparse_model.py")
+
+
+def test_slot_holding_one_concrete_class_is_not_the_installed_object(tmp_path):
+    # `Holder.sparse` is typed as the implementation itself: a helper of the holder, not a slot.
+    root = write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/backends.py": _SPARSE_MEMBER,
+                                 "pkg/indexer.py": _PROBE_ONLY, "pkg/sparse_model.py": """
+from pkg.backends import SparseBackend
+
+class Holder:
+    sparse: SparseBackend = None
+
+def attend(holder: Holder, batch):
+    return holder.sparse.sparse_topk(batch)
+"""})
+    (f,) = [f for f in lint(root).findings if f.member == "prepare_sparse"]
+    assert f.confidence == "medium"

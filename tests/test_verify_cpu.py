@@ -7,6 +7,7 @@ in front of which stand-in backend, with which signature) runs against a fake ha
 from __future__ import annotations
 
 import json
+import pathlib
 import sys
 import types
 from dataclasses import replace
@@ -47,17 +48,22 @@ def test_al001_fixture_confirmed_by_import():
     _, v = verdicts_of(FIXTURES / "al001_hidden_hook")
     f, ver = only(v)
     assert (f.code, f.member) == ("AL001", HOOK)
-    assert ver.verdict == "confirmed", ver.detail
+    # The runner's own path builds the wrapper around FlashInfer MLA: the pairing is confirmed.
+    assert ver.verdict == "pairing-reproduced" and ver.confirmed, ver.detail
     assert ver.load_mode == "import"
     assert "hasattr(w, 'init_mha_chunk_metadata')` is False" in ver.detail
     assert ver.facts["probe_result"] is False
+    assert ver.facts["pairing"]["status"] == "reproduced"
+    assert ver.facts["pairing"]["entry"] == "ModelRunner.init_attention_backend"
+    assert "`self.attention_backend` = 'flashinfer_mla'" in ver.facts["pairing"]["path"]
 
 
 def test_al002_fixture_confirmed_with_pythons_own_typeerror():
     _, v = verdicts_of(FIXTURES / "al002_delegation_typeerror")
     f, ver = only(v)
     assert f.code == "AL002"
-    assert ver.verdict == "confirmed", ver.detail
+    assert ver.verdict == "pairing-reproduced", ver.detail
+    assert "`self.attention_backend` = 'trtllm_mla'" in ver.facts["pairing"]["path"]
     assert ver.facts["error"] == ("TypeError: TRTLLMMLABackend.init_mha_chunk_metadata() takes 2 positional "
                                   "arguments but 3 were given")
     assert ver.facts["stand_in_signature"] == "TRTLLMMLABackend.init_mha_chunk_metadata(self, forward_batch)"
@@ -68,7 +74,7 @@ def test_al003_fixture_confirmed():
     _, v = verdicts_of(FIXTURES / "al003_noop_default")
     f, ver = only(v)
     assert (f.code, f.member) == ("AL003", "on_after_cuda_graph_warmup")
-    assert ver.verdict == "confirmed", ver.detail
+    assert ver.verdict == "pairing-reproduced", ver.detail
     assert ver.facts["resolved_from"] == "AttentionBackend"
 
 
@@ -81,7 +87,7 @@ def test_verifying_all_fixtures_at_once_gives_each_its_own_verdict():
         _, v = verdicts_of(FIXTURES / name)
         alone.update({(f.code, f.member): ver for f, ver in v.items()})
     assert sorted((f.code, ver.verdict) for f, ver in together.items()) == [
-        ("AL001", "confirmed"), ("AL002", "confirmed"), ("AL003", "confirmed")]
+        ("AL001", "pairing-reproduced"), ("AL002", "pairing-reproduced"), ("AL003", "pairing-reproduced")]
     for f, ver in together.items():
         assert ver.facts.get("error") == alone[(f.code, f.member)].facts.get("error")
         assert ver.load_mode == alone[(f.code, f.member)].load_mode
@@ -251,15 +257,18 @@ def test_isolated_loading_confirms_findings_in_a_tree_that_needs_absent_packages
     assert ("AL002", "ForwardingHybrid", "plan_chunks") in got
     v = verify(result)
     by = {(f.code, f.class_name.rsplit(".", 1)[-1], f.member): ver for f, ver in v.items()}
+    # No code builds these wrappers: the static facts hold on the real classes, the pairing is not
+    # shown, and nothing is confirmed.
     al001 = by[("AL001", "HybridBackend", "plan_chunks")]
-    assert al001.verdict == "confirmed", al001.detail
+    assert al001.verdict == "attribute-hidden" and not al001.confirmed, al001.detail
     assert al001.load_mode == "isolated"
+    assert "no construction of `HybridBackend` is seen" in al001.detail
     al002 = by[("AL002", "ForwardingHybrid", "plan_chunks")]
-    assert al002.verdict == "confirmed", al002.detail
+    assert al002.verdict == "call-rejected", al002.detail
     assert al002.facts["error"] == "TypeError: TrtBackend.plan_chunks() takes 2 positional arguments but 3 were given"
     for key, ver in by.items():
         if key[0] == "AL003":
-            assert ver.verdict == "confirmed", (key, ver.detail)
+            assert ver.verdict == "noop-reached", (key, ver.detail)
 
 
 def test_loader_reports_the_mode_and_the_stand_ins(tmp_path):
@@ -353,8 +362,9 @@ def test_json_report_carries_a_verification_object():
     result, v = verdicts_of(FIXTURES / "al001_hidden_hook")
     doc = json.loads(render(result, extra=json_extra(v)))
     ver = doc["findings"][0]["verification"]
-    assert ver["verdict"] == "confirmed" and ver["load_mode"] == "import"
-    assert set(ver) >= {"verdict", "load_mode", "detail", "seconds"}
+    assert ver["verdict"] == "pairing-reproduced" and ver["confirmed"] is True and ver["load_mode"] == "import"
+    assert set(ver) >= {"verdict", "confirmed", "load_mode", "detail", "seconds"}
+    assert ver["facts"]["pairing"]["status"] == "reproduced"
 
 
 def test_text_table_lists_each_finding(tmp_path):
@@ -365,8 +375,8 @@ def test_text_table_lists_each_finding(tmp_path):
     with out.open("w") as fh:
         render_table(v, Console(file=fh, width=200, no_color=True, force_terminal=True))
     text = out.read_text()
-    for word in ("finding", "load mode", "verdict", "detail", "time", "confirmed", "import",
-                 "takes 2 positional arguments but 3 were given"):
+    for word in ("finding", "load mode", "verdict", "detail", "time", "pairing-reproduced", "1 confirmed",
+                 "import", "takes 2 positional arguments but 3 were given"):
         assert word in text
 
 
@@ -381,7 +391,8 @@ def test_cli_verify_json():
     res = _cli("--verify", "--format", "json", str(FIXTURES / "al002_delegation_typeerror"))
     assert res.exit_code == 1, res.output
     doc = json.loads(res.stdout)
-    assert doc["findings"][0]["verification"]["verdict"] == "confirmed"
+    assert doc["findings"][0]["verification"]["verdict"] == "pairing-reproduced"
+    assert doc["stats"]["verification"]["confirmed"] == 1
 
 
 def test_cli_verify_sarif_carries_the_verdict():
@@ -395,13 +406,14 @@ def test_cli_verify_sarif_carries_the_verdict():
     schema = json.loads((pathlib.Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
     jsonschema.Draft4Validator(schema).validate(doc)
     (result,) = doc["runs"][0]["results"]
-    assert result["properties"]["verification"]["verdict"] == "confirmed"
+    assert result["properties"]["verification"]["verdict"] == "pairing-reproduced"
+    assert result["properties"]["verification"]["confirmed"] is True
 
 
 def test_cli_verify_text_prints_the_table():
     res = _cli("--verify", str(FIXTURES / "al001_hidden_hook"))
     assert res.exit_code == 1
-    assert "Runtime verification" in res.stdout and "confirmed" in res.stdout
+    assert "Runtime verification" in res.stdout and "pairing-reproduced" in res.stdout
 
 
 def test_cli_verify_on_gpu_without_gpu_exits_2_with_cpu_verdicts(monkeypatch):
@@ -411,8 +423,9 @@ def test_cli_verify_on_gpu_without_gpu_exits_2_with_cpu_verdicts(monkeypatch):
     assert res.exit_code == 2
     doc = json.loads(res.stdout)
     ver = doc["findings"][0]["verification"]
-    assert ver["verdict"] == "confirmed"
-    assert ver["gpu"].startswith("not run: GPU smoke test unavailable")
+    assert ver["verdict"] == "pairing-reproduced"
+    # The fixture's FlashInfer MLA backend plans its own toy wrapper, not FlashInfer: no GPU run.
+    assert ver["gpu"].startswith("n/a: the hook does not plan FlashInfer"), ver["gpu"]
     assert "pip install 'attn-lint[gpu]'" in res.stderr
 
 
@@ -456,40 +469,61 @@ def fake_gpu(monkeypatch):
     monkeypatch.setattr(verify_mod, "_harness", lambda backend: (_FakeHarness(), []))
 
 
-def test_gpu_wiring_al001_front_hides_the_hook(fake_gpu):
-    result = analysed(FIXTURES / "al001_hidden_hook")
-    _, ver = only(verify(result, gpu=True))
-    assert ver.gpu["verdict"] == "qo-indptr-mismatch", ver.gpu
-    assert ver.gpu["front"] == "real HybridLinearAttnBackend"
+FI_TREE = pathlib.Path(__file__).parent / "data" / "flashinfer_tree" / "fitree"
+
+
+def _by_key(v):
+    return {(f.code, f.class_name.rsplit(".", 1)[-1], f.member): ver for f, ver in v.items()}
+
+
+def test_gpu_runs_only_for_a_hook_that_plans_flashinfer(fake_gpu):
+    """The FlashInfer MLA hook plans a ragged prefill wrapper (through a helper it holds): it goes
+    to the smoke test, and the failure there confirms the finding. The NPU hook plans nothing: no
+    FlashInfer verdict is claimed for it, and the reason says so."""
+    by = _by_key(verify(analysed(FI_TREE), gpu=True))
+    mla = by[("AL001", "HybridBackend", HOOK)]
+    assert mla.gpu["verdict"] == "qo-indptr-mismatch", mla.gpu
+    assert mla.gpu["front"] == "real HybridBackend"
+    assert "ChunkPlanner.update" in mla.gpu["flashinfer_plan"], mla.gpu
+    assert mla.verdict == "consequence-reproduced" and mla.confirmed, mla.detail
+    npu = by[("AL001", "HybridBackend", "prepare_cp_metadata")]
+    assert npu.gpu.startswith("n/a: the hook does not plan FlashInfer"), npu.gpu
+    assert "NpuBackend.prepare_cp_metadata" in npu.gpu
+    assert npu.verdict == "pairing-reproduced", npu.detail  # its construction is still shown
 
 
 def test_gpu_wiring_al002_typeerror_through_the_real_wrapper(fake_gpu):
-    result = analysed(FIXTURES / "al002_delegation_typeerror")
-    _, ver = only(verify(result, gpu=True))
+    by = _by_key(verify(analysed(FI_TREE), gpu=True))
+    ver = by[("AL002", "ForwardingHybrid", HOOK)]
     assert ver.gpu["verdict"] == "type-error", ver.gpu
-    assert "TRTLLMMLABackend.init_mha_chunk_metadata() takes 2 positional arguments but 3 were given" \
+    assert "TrtllmMLABackend.init_mha_chunk_metadata() takes 2 positional arguments but 3 were given" \
         in ver.gpu["detail"]
+    assert ver.verdict == "consequence-reproduced", ver.detail
+    # TRT-LLM's hook plans FlashInfer through `super()`.
+    assert ver.gpu["flashinfer_plan"].startswith("TrtllmMLABackend.init_mha_chunk_metadata -> "
+                                                 "FlashInferMLABackend.init_mha_chunk_metadata"), ver.gpu
 
 
-@pytest.mark.parametrize("name, delegates", [
-    # The TRT-LLM hook was widened to FlashInfer MLA's signature: one distinct signature to run.
-    ("fixed", {"FlashInferMLAAttnBackend"}),
-    # The wrapper forwards only forward_batch: both signatures run, and both pass.
-    ("fixed_one_arg", {"FlashInferMLAAttnBackend", "TRTLLMMLABackend"}),
-])
-def test_gpu_controls_pass_on_the_fixed_fixtures(fake_gpu, name, delegates):
-    result = analysed(FIXTURES / name)
-    v = verify(result, gpu=True)
-    assert v == {}
-    assert v.controls, "the fixed wrapper forwards a probed metadata hook: it gets a control run"
-    assert {c.delegate.rsplit(".", 1)[-1] for c in v.controls} == delegates
-    assert all(c.verdict == "pass" for c in v.controls), v.controls
+def test_gpu_controls_pass_on_a_wrapper_that_forwards_the_flashinfer_hook(fake_gpu):
+    v = verify(analysed(FI_TREE), gpu=True)
+    one_arg = [c for c in v.controls if c.wrapper.endswith(".OneArgHybrid") and c.member == HOOK]
+    assert {c.delegate.rsplit(".", 1)[-1] for c in one_arg} == {"FlashInferMLABackend", "TrtllmMLABackend"}
+    assert all(c.verdict == "pass" for c in one_arg), one_arg
+    # The NPU hook plans no FlashInfer: no control claims anything about it.
+    assert not [c for c in v.controls if c.member == "prepare_cp_metadata"]
 
 
-def test_gpu_is_not_run_for_hooks_that_do_not_plan_metadata(fake_gpu):
+@pytest.mark.parametrize("name", ["fixed", "fixed_one_arg"])
+def test_no_gpu_control_for_hooks_that_plan_no_flashinfer(fake_gpu, name):
+    """The fixtures' MLA backend plans a toy wrapper of their own, not FlashInfer."""
+    v = verify(analysed(FIXTURES / name), gpu=True)
+    assert v == {} and v.controls == []
+
+
+def test_gpu_is_not_run_for_an_al003_finding(fake_gpu):
     result = analysed(FIXTURES / "al003_noop_default")
     _, ver = only(verify(result, gpu=True))
-    assert ver.gpu is None  # AL003 and a non-metadata hook: no smoke test
+    assert isinstance(ver.gpu, str) and ver.gpu.startswith("n/a"), ver.gpu
 
 
 def test_getattr_that_needs_constructor_state_is_unverifiable(tmp_path):
@@ -527,16 +561,24 @@ class Hybrid(Backend):
 
 
 RUNNER_TREE = {"runpkg/__init__.py": "", "runpkg/backends.py": '''
+try:
+    from flashinfer import BatchPrefillWithRaggedKVCacheWrapper
+except ImportError:
+    BatchPrefillWithRaggedKVCacheWrapper = None
+
 class Backend:
     def forward(self, batch):
         raise NotImplementedError
 
 class FlashBackend(Backend):
+    def __init__(self, workspace):
+        self.ragged = BatchPrefillWithRaggedKVCacheWrapper(workspace, "NHD")
+
     def forward(self, batch):
         return batch
 
     def plan_chunks(self, batch, disable_ragged: bool = False):
-        self.planned = batch
+        self.ragged.plan(batch.qo_indptr, batch.qo_indptr, 16, 16, 192)
 
 class TrtBackend(FlashBackend):
     def plan_chunks(self, batch):
@@ -563,11 +605,14 @@ def test_al002_in_a_method_that_is_not_the_hook(tmp_path, fake_gpu):
                 details=(("call", f"runpkg/backends.py:{line}"), ("how", "call"),
                          ("rejecting_owner", "runpkg.backends.TrtBackend")))
     ver = verify(replace(result, findings=[f]), gpu=True)[f]
-    assert ver.verdict == "confirmed", ver.detail
     assert ver.facts["error"] == "TypeError: TrtBackend.plan_chunks() got an unexpected keyword argument 'disable_ragged'"
     assert ver.facts["receiver"][0] == "self.backend"
     assert ver.gpu["verdict"] == "type-error", ver.gpu
     assert ver.gpu["front"] == "real Runner.step"
+    # No code builds a Runner: the pairing is not shown. The GPU failure is the consequence of a
+    # pairing the static analysis keeps live.
+    assert ver.facts["pairing"]["status"] == "unverifiable"
+    assert ver.verdict == "consequence-reproduced", ver.detail
 
 
 def test_strict_retry_when_an_installed_package_breaks_the_module_body(tmp_path, monkeypatch):
@@ -586,7 +631,7 @@ def test_strict_retry_when_an_installed_package_breaks_the_module_body(tmp_path,
                 details=(("call", f"runpkg/backends.py:{line}"), ("how", "call"),
                          ("rejecting_owner", "runpkg.backends.TrtBackend")))
     ver = verify(replace(result, findings=[f]))[f]
-    assert ver.verdict == "confirmed", ver.detail
+    assert ver.verdict == "call-rejected", ver.detail
     assert ver.load_mode == "isolated-strict"
     assert "no CUDA driver" in ver.facts["first_attempt"]
 

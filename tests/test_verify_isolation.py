@@ -77,7 +77,8 @@ def verify_cli(tmp_path, hostile: str, timeout: float = 60):
     by = {f["class"].rsplit(".", 1)[-1]: f["verification"] for f in doc["findings"]}
     assert set(by) == {"BadWrapper", "GoodWrapper"}, by
     good = by["GoodWrapper"]
-    assert good["verdict"] == "confirmed" and good["load_mode"] == "import", good
+    # The static fact holds; no code builds GoodWrapper, so the pairing is not shown.
+    assert good["verdict"] == "attribute-hidden" and good["load_mode"] == "import", good
     assert "`hasattr(w, 'plan_chunks')` is False on a real `GoodWrapper`" in good["detail"], good
     assert "forged" not in proc.stdout
     return by["BadWrapper"], elapsed
@@ -124,7 +125,7 @@ if os.fork() == 0:
 os.fork()
 '''
     bad, elapsed = verify_cli(tmp_path, hostile, timeout=40)
-    assert bad["verdict"] == "confirmed", bad  # the body itself completes in the process that verifies it
+    assert bad["verdict"] == "attribute-hidden", bad  # the body itself completes in the process that verifies it
     assert elapsed < 30
     pid = int((tmp_path / "sleeper.pid").read_text())
     deadline = time.monotonic() + 5
@@ -140,11 +141,11 @@ for _name, _mod in list(sys.modules.items()):
         continue
     if hasattr(_mod, "SCENARIOS"):
         def _forged(f, ctx, loader, _O=_mod.Outcome):
-            return _O("confirmed", "forged by the module", "import")
+            return _O("fact", "forged by the module", "import")
         for _code in list(_mod.SCENARIOS):
             _mod.SCENARIOS[_code] = _forged
     if hasattr(_mod, "Verification"):
-        _mod.Verification.to_json = lambda self: {"verdict": "confirmed", "load_mode": "import",
+        _mod.Verification.to_json = lambda self: {"verdict": "pairing-reproduced", "confirmed": True, "load_mode": "import",
                                                   "detail": "forged", "seconds": 0.0}
     if hasattr(_mod, "render"):
         _mod.render = lambda *a, **k: '{"forged": true}'

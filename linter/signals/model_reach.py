@@ -139,23 +139,46 @@ class _Reach:
         return out
 
     def _requirement(self, wq: str) -> list | None:
-        constructions = self.constructions(wq)
-        if not constructions or short(wq) in self.escaped or short(wq) in self.via_local:
-            return None  # some construction is not seen, or not where its guards can be read
+        sites: list = []  # (module, class, function, lines where it builds `wq` or a subclass)
+        # A subclass is the wrapper too wherever it inherits what the claim is about.
+        for holder in sorted({wq} | self.index.descendants(wq)):
+            if short(holder) in self.escaped:
+                return None  # also built through a variable the tree does not follow
+            for scope, c in self.constructions(holder):
+                callee = c[0]
+                if callee[0] != "name" or "." in callee[1]:
+                    return None
+                sites.append((scope.module, scope.cls, scope.fn,
+                              [g[1] for g in scope.fn.gates if len(g) == 2 and g[0] == callee[1]]))
+            # `pool_cls = A; if x: pool_cls = B; pool_cls(...)` builds A where the local is called.
+            for module, cls, fn in self.via_local.get(short(holder), ()):
+                sym = self.index.resolve_name(module, short(holder))
+                if sym is not None and sym.qual == holder:
+                    sites.append((module, cls, fn, self._local_call_lines(fn, short(holder))))
+        if not sites:
+            return None  # no construction seen: built where the tree does not show
         alternatives: list = []
-        for scope, c in constructions:
-            callee = c[0]
-            if callee[0] != "name" or "." in callee[1]:
-                return None
-            lines = [g[1] for g in scope.fn.gates if len(g) == 2 and g[0] == callee[1]]
+        for module, cls, fn, lines in sites:
             if not lines:
                 return None
             for line in lines:
-                found = self._guards(scope.module, scope.cls, scope.fn, line, 0, frozenset())
+                found = self._guards(module, cls, fn, line, 0, frozenset())
                 if found is None:
                     return None
                 alternatives.extend(found)
         return alternatives
+
+    @staticmethod
+    def _local_call_lines(fn, name: str) -> list[int]:
+        """Lines where `fn` calls a local that may hold the class `name`."""
+        holders = set()
+        for local, values in fn.locals.items():
+            names: set[str] = set()
+            for v in values:
+                _value_names(v, names)
+            if name in names:
+                holders.add(local)
+        return sorted({c.line for c in fn.calls if c.func[0] == "name" and c.func[1] in holders})
 
     def _guards(self, module, cls, fn, line, depth, seen) -> list | None:
         path = self.index.modules[module].file.display

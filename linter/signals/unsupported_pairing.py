@@ -12,6 +12,15 @@ narrowing `cast`/annotated local), or a call of the same accessor (`get_backend(
 same path": every flag test that decides the hard call also decides the probe (linter/guards.py),
 and the call is not itself guarded by a probe of its member. The reason is said once per
 (wrapper, implementation): every finding it hides carries the same text, so latent findings group.
+
+The same holds tree-wide, for the implementation's own consumers: code that calls, unguarded, a
+member only one lineage of the family has (every implementation having it shares a base the
+receiver's type is not: the class introducing it, or a mixin) on the installed object was written
+for that lineage being installed itself. The installed object is what a global accessor returns
+(`get_backend().impl_only(...)`: a function without parameters returning an attribute or a
+global) or what a slot holds (`ctx.backend.impl_only(...)`: an attribute that a class outside the
+family types as a base with subclasses). A wrapper lacking the member, holding an implementation of that
+lineage, would crash there: the pairing is one the code cannot run, whatever site probes it.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from typing import TYPE_CHECKING
 from ..confidence import Pairing, Signal
 from ..findings import Reason, short
 from ..guards import deciding
+from ..resolve import Scope
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -33,18 +43,29 @@ class UnsupportedPairing(Signal):
            "holding such an implementation is a pairing the code itself cannot run.")
 
     def rule_out(self, ctx: "Context", p: Pairing) -> Reason | None:
-        if p.wrapper is None or p.receiver is None or p.kind != "probe":
-            return None
+        if p.wrapper is None or p.wrapper not in ctx.index.classes or p.wrapper in ctx.index.mro(p.impl):
+            return None  # (no wrapper: the receiver's own class is the implementation)
         memo = ctx.__dict__.setdefault("_unsupported_pairing_memo", {})
         pair = (p.wrapper, p.impl)
-        use = _hard_use(ctx, p)
-        if use is None:
+        use = _hard_use(ctx, p) if p.kind == "probe" else None
+        if use is not None:
+            if pair not in memo:
+                path, line, what = use
+                memo[pair] = Reason(self.name, "lower", path, line,
+                                    f"`{short(p.wrapper)}` holding `{short(p.impl)}` cannot run: the code "
+                                    f"that probes it reads {what}, unguarded on the same object ({path}:{line})")
+            return memo[pair]
+        # Not said at this site; the implementation's own consumers elsewhere decide for the pair.
+        consumer = _Consumers.of(ctx).hard_call(p.wrapper, p.impl)
+        if consumer is None:
             return None
         if pair not in memo:
-            path, line, what = use
+            path, line, member, accessor = consumer
+            impl = short(p.impl)
             memo[pair] = Reason(self.name, "lower", path, line,
-                                f"`{short(p.wrapper)}` holding `{short(p.impl)}` cannot run: the code that "
-                                f"probes it reads {what}, unguarded on the same object ({path}:{line})")
+                                f"`{short(p.wrapper)}` holding `{impl}` cannot run: `{impl}`'s consumers call "
+                                f"`{accessor}.{member}(...)` unguarded ({path}:{line}), a member only its "
+                                f"lineage has and `{short(p.wrapper)}` lacks")
         return memo[pair]
 
 
@@ -65,7 +86,7 @@ def _hard_use(ctx: "Context", p: Pairing) -> tuple[str, int, str] | None:
     but `impl` can."""
     index = ctx.index
     fn = p.site.fn
-    if not fn.reads or p.impl not in index.classes or p.wrapper not in index.classes \
+    if p.receiver is None or not fn.reads or p.impl not in index.classes or p.wrapper not in index.classes \
             or index.has_getattr_hook(p.wrapper) or index.opaque_bases(p.wrapper):
         return None
     obj = _object_keys(fn, p.receiver)
@@ -104,3 +125,141 @@ def _wrapper_fails(index, wrapper: str, impl: str, attr: str, chained: bool) -> 
         return (f"`.{attr}.…`, where `{short(wrapper)}` has only `{owner.info.name}`'s class-level "
                 f"default for `{attr}` and never sets it")
     return None
+
+
+class _Consumers:
+    """Per run: the unguarded member calls on an accessor's result, found lazily by member."""
+
+    def __init__(self, ctx: "Context"):
+        self.ctx = ctx
+        self.index = ctx.index
+        self._optional = {(id(site.fn), call.line, call.col) for site, call, _ in ctx.optional_candidates}
+        self._accessors: dict[str, tuple | None] = {}  # qualified function -> its return types
+        self._calls: dict[str, list] = {}  # member -> [(path, line, accessor name, types)]
+        self._lineage: dict[tuple[str, str], str | None] = {}
+        self._pairs: dict[tuple[str, str], tuple | None] = {}
+
+    @staticmethod
+    def of(ctx: "Context") -> "_Consumers":
+        found = ctx.__dict__.get("_unsupported_pairing_consumers")
+        if found is None:
+            found = ctx.__dict__["_unsupported_pairing_consumers"] = _Consumers(ctx)
+        return found
+
+    def hard_call(self, wrapper: str, impl: str) -> tuple | None:
+        """(path, line, member, accessor) of an unguarded call, on an accessor's result that can be
+        `wrapper`, of a member only `impl`'s lineage has and `wrapper` lacks."""
+        key = (wrapper, impl)
+        if key in self._pairs:
+            return self._pairs[key]
+        index = self.index
+        found = None
+        if impl in index.classes and not index.has_getattr_hook(wrapper) and not index.opaque_bases(wrapper):
+            class_level, instance_level = index.member_table(impl)
+            for member in sorted(class_level.keys() | instance_level.keys()):
+                if member.startswith("__") or index.lookup(wrapper, member) is not None:
+                    continue
+                calls = self.calls(member)
+                if not calls:
+                    continue
+                for path, line, name, types in calls:
+                    for t in types:
+                        mro_w, mro_i = index.mro(wrapper), index.mro(impl)
+                        if t in mro_w and t in mro_i and self.lineage(t, member) is not None:
+                            found = (path, line, member, name)
+                            break
+                    if found:
+                        break
+                if found:
+                    break
+        self._pairs[key] = found
+        return found
+
+    def calls(self, member: str) -> list:
+        hit = self._calls.get(member)
+        if hit is not None:
+            return hit
+        out = []
+        for site, call, (recv, _, how) in self.ctx.member_calls.get(member, ()):
+            if how == "getattr" or (id(site.fn), call.line, call.col) in self._optional \
+                    or any(q.member == member for q in site.fn.probes):
+                continue  # optional where it is called: probed first (each accessor call is a new ref)
+            acc = self._accessor_of(site, recv)
+            if acc is not None:
+                types = [t for t in acc[1] if self.index.lookup(t, member) is None]
+                if types:
+                    out.append((site.path, call.line, acc[0], types))
+        out.sort(key=lambda c: (c[0], c[1]))
+        self._calls[member] = out
+        return out
+
+    def _accessor_of(self, site, ref: tuple | None, depth: int = 0) -> tuple | None:
+        """(name, static classes) when `ref` is a call of an accessor, or a local bound only to one."""
+        if ref is None or depth > 2:
+            return None
+        if ref[0] == "name" and ref[1] in site.fn.locals:
+            found = {self._accessor_of(site, v, depth + 1) for v in site.fn.locals[ref[1]]}
+            return found.pop() if len(found) == 1 else None
+        if ref[0] == "attr" and depth == 0 or ref[0] == "attr" and ref[1] and ref[1][0] != "name":
+            return self._slot_of(site, ref)
+        if ref[0] != "call" or not ref[1] or ref[1][0] != "name":
+            return None
+        sym = self.index.resolve_name(site.module, ref[1][1])
+        if sym is None or sym.kind != "function":
+            return None
+        if sym.qual not in self._accessors:
+            self._accessors[sym.qual] = self._accessor(sym.qual)
+        types = self._accessors[sym.qual]
+        return (ref[1][1].rsplit(".", 1)[-1] + "()", types) if types else None
+
+    def _slot_of(self, site, ref: tuple) -> tuple | None:
+        """(name, static classes) when `ref` reads an attribute that a class outside the family
+        types as a base with subclasses (`ctx.attn_backend`, `self.model_runner.attn_backend`):
+        the slot where the installed object is kept, whichever implementation it is."""
+        base = self.ctx.resolver.resolve(ref[1], site.scope)
+        owners = [t for t in base.instances() if t in self.index.classes]
+        if not owners or self.ctx.model.reads_own_delegate(site.cls, site.fn, ref) or self.ctx.model.via_unwrapper(
+                site.fn, site.scope, ref, owners[0]):
+            return None
+        types: set = set()
+        for owner in owners:
+            res = self.ctx.resolver.attribute_of(owner, ref[2])
+            found = {t for t in res.instances() if self.index.subclasses.get(t)}
+            if not found or any(self.ctx.model.same_family(owner, t) for t in found):
+                return None
+            types |= found
+        return (f"{owners[0].rsplit('.', 1)[-1]}.{ref[2]}", tuple(sorted(types)))
+
+    def _accessor(self, qual: str) -> tuple | None:
+        """A function without parameters whose every return reads an attribute or a global: it
+        hands out an object kept elsewhere (the installed one), not one it builds or picks."""
+        module, _, name = qual.rpartition(".")
+        mod = self.index.modules.get(module)
+        fn = mod.summary.functions.get(name) if mod else None
+        if fn is None or fn.params or not fn.return_values or not all(
+                v and (v[0] == "attr" or (v[0] == "name" and v[1] not in fn.locals)) for v in fn.return_values):
+            return None
+        res = self.ctx.resolver.resolve(("call", ("name", name), fn.line, 0), Scope(module, None, mod.summary.toplevel))
+        types = tuple(sorted(t for t in res.instances() if self.index.subclasses.get(t)))
+        return types or None
+
+    def lineage(self, static: str, member: str) -> str | None:
+        """A class below which every implementation of `static` having `member` lies (a base they
+        share that `static` is not: the class introducing it, or a mixin they all take), when
+        there is one: the member is that sub-family's own. Wrappers carrying it do not count."""
+        key = (static, member)
+        if key in self._lineage:
+            return self._lineage[key]
+        index, wrappers = self.index, self.ctx.model.wrappers
+        holders = [d for d in index.descendants(static)
+                   if d not in wrappers and index.lookup(d, member) is not None]
+        found = None
+        if holders:
+            above = set(index.mro(static))
+            shared = set(index.mro(holders[0])) - above
+            for h in holders[1:]:
+                shared &= set(index.mro(h))
+            if shared:
+                found = min(shared, key=lambda c: (len(index.descendants(c)), c))
+        self._lineage[key] = found
+        return found

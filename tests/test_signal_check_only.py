@@ -1,0 +1,81 @@
+"""check-only: an implementation's hook that only refuses configurations loses no working behaviour
+when a wrapper skips it; anything that acts keeps the finding."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from attn_lint.linter.summary import is_checks_only_body
+from conftest import lint, write_tree
+
+_TREE = '''
+class Backend:
+    def forward(self, batch):
+        raise NotImplementedError
+
+    def validate(self):
+        return
+
+
+class FlashBackend(Backend):
+    def __init__(self, mla):
+        self.mla = mla
+
+    def forward(self, batch):
+        return batch
+
+    def validate(self):
+{body}
+
+
+class HybridBackend(Backend):
+    def __init__(self, full: Backend):
+        self.full = full
+
+    def forward(self, batch):
+        return self.full.forward(batch)
+
+
+def check(backend: Backend):
+    backend.validate()
+'''
+
+
+def _finding(tmp_path, body: str):
+    src = _TREE.replace("{body}", "\n".join("        " + line for line in body.splitlines()))
+    root = write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/backends.py": src})
+    (f,) = [f for f in lint(root).findings if f.code == "AL003"]
+    return f
+
+
+def test_a_hook_that_only_raises_is_latent(tmp_path):
+    f = _finding(tmp_path, 'if self.mla:\n    raise ValueError("MLA needs version 3")')
+    assert f.confidence == "low"
+    (why,) = [r for r in f.confidence_reasons if r.signal == "check-only"]
+    assert "FlashBackend.validate" in why.note and why.line == 17
+
+
+@pytest.mark.parametrize("body", [
+    'if self.mla:\n    raise ValueError("no")\nself.checked = True',      # also records something
+    'if self.mla:\n    self.reset()\n    raise ValueError("no")',       # acts before refusing
+    'if self.mla:\n    return 3',                                         # answers something
+    'print("validating")',                                               # no refusal at all
+])
+def test_a_hook_that_acts_keeps_the_finding(tmp_path, body):
+    assert _finding(tmp_path, body).confidence == "medium"
+
+
+@pytest.mark.parametrize("src, expected", [
+    ('"""doc"""\nif a:\n    raise X()', True),
+    ("assert a, 'why'", True),
+    ("if a:\n    pass\nelif b:\n    raise X()\nelse:\n    assert c", True),
+    ("pass", False),
+    ("if a:\n    pass", False),
+    ("if a:\n    raise X()\nreturn None", False),
+    ("x = 1\nif x:\n    raise X()", False),
+    ("if f():\n    raise X()\nlog()", False),
+])
+def test_checks_only_bodies(src, expected):
+    assert is_checks_only_body(ast.parse(src).body) is expected

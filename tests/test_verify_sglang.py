@@ -1,0 +1,42 @@
+"""`--verify` on real SGLang 0.5.23 `sglang/srt` (downloaded like tests/test_real_sglang.py; skipped,
+with the reason, when the registry cannot be reached), against the hand triage: the one true AL002
+is checked on the CPU with Python's own TypeError and its pairing is built by the code's own
+registry, and no finding judged false is confirmed (issue 11)."""
+
+from __future__ import annotations
+
+import pytest
+
+import precision_labels as pl
+from attn_lint.linter.engine import Settings, analyse
+from attn_lint.runtime_check.verify import verify
+from test_real_sglang import sglang_tree
+
+LABELS = "sglang-0.5.23-srt"
+AL002 = "AL002:sglang.srt.disaggregation.encoder.receiver.MMReceiverBase:encode"
+
+
+@pytest.fixture(scope="module")
+def verified():
+    labels = pl.load(LABELS)
+    tree = sglang_tree(labels["version"]) / labels["tree"]
+    result = analyse([str(tree)], Settings(cache_dir=None), keep_context=True)
+    return labels["labels"], verify(result)
+
+
+@pytest.mark.network
+def test_the_true_al002_is_call_rejected_with_pythons_typeerror_and_its_pairing_built(verified):
+    labels, v = verified
+    (ver,) = [ver for f, ver in v.items() if f"{f.code}:{f.class_name}:{f.member}" == AL002]
+    assert ver.facts["error"] == "TypeError: MMReceiverGrpc.encode() got an unexpected keyword argument 'time_stats_json'"
+    assert ver.facts["receiver"][0] == "self (a real `MMReceiverGrpc`)"
+    assert ver.verdict == "pairing-reproduced", ver.detail
+    assert "`transport_mode` = 'grpc'" in ver.facts["pairing"]["path"]
+
+
+@pytest.mark.network
+def test_no_finding_judged_false_is_confirmed(verified):
+    labels, v = verified
+    confirmed_false = [f"{f.code}:{f.class_name}:{f.member}" for f, ver in v.items()
+                       if ver.confirmed and labels.get(f"{f.code}:{f.class_name}:{f.member}", {}).get("verdict") == "false"]
+    assert not confirmed_false, confirmed_false
