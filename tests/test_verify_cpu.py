@@ -681,7 +681,7 @@ def test_terminal_verification_never_breaks_names_mid_word():
     name = "HybridLinearAttnBackend.init_mha_chunk_metadata"
     path = str(FIXTURES / "al001_hidden_hook" / "serving" / "backends" / "hybrid_linear_attn_backend.py")
     narrow = _verify_on_a_terminal(80)
-    assert name in narrow and "│" not in narrow and "verdict: confirmed" in narrow
+    assert name in narrow and "│" not in narrow and "  verdict: " in narrow
     wide = _verify_on_a_terminal(max(250, len(path) + 120))
     assert "│" in wide and name in wide
     row = next(line for line in wide.splitlines() if "hybrid_linear_attn_backend.py:13" in line and "│" in line)
