@@ -24,6 +24,33 @@ def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
     return root
 
 
+def run_in_pty(args, env: dict, stream: str = "stdout", timeout: float = 120) -> str:
+    """`python -m attn_lint ARGS` with stdout (or stderr) on a pseudo-terminal and the other
+    stream discarded; what it wrote there, as text (escape sequences kept)."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import sys
+    master, slave = pty.openpty()
+    streams = {"stdout": slave, "stderr": subprocess.DEVNULL} if stream == "stdout" else \
+        {"stdout": subprocess.DEVNULL, "stderr": slave}
+    proc = subprocess.Popen([sys.executable, "-m", "attn_lint", *map(str, args)], env=env, **streams)
+    os.close(slave)
+    chunks = []
+    while select.select([master], [], [], timeout)[0]:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # the other side closed (Linux reports EIO)
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=timeout)
+    os.close(master)
+    return b"".join(chunks).decode(errors="replace")
+
+
 def lint(*paths, **settings):
     """analyse() without the user's cache (unless cache_dir is given) and in one process."""
     settings.setdefault("cache_dir", None)

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
-import select
 import subprocess
 import sys
 
@@ -16,7 +14,7 @@ from click.testing import CliRunner
 from attn_lint.linter import cli as cli_module
 from attn_lint.rules import ALL_RULES, RULES_BY_CODE
 
-from conftest import FIXTURES, REPO
+from conftest import FIXTURES, REPO, run_in_pty
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 FINDING_KEYS = {"code", "name", "severity", "path", "line", "column", "message", "class", "member", "targets",
@@ -207,28 +205,9 @@ def test_no_ansi_when_not_a_terminal():
 
 def _run_in_pty(args, env, stream: str = "stdout") -> str:
     """Run attn-lint with stdout (or stderr) on a pseudo-terminal; return what it wrote there."""
-    master, slave = pty.openpty()
     full_env = _clean_env()
     full_env.update(COLUMNS="160", TERM="xterm-256color", **env)
-    streams = {"stdout": slave, "stderr": subprocess.DEVNULL} if stream == "stdout" else \
-        {"stdout": subprocess.DEVNULL, "stderr": slave}
-    proc = subprocess.Popen([sys.executable, "-m", "attn_lint", *map(str, args)], env=full_env, **streams)
-    os.close(slave)
-    chunks = []
-    while True:
-        ready, _, _ = select.select([master], [], [], 60)
-        if not ready:
-            break
-        try:
-            data = os.read(master, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    proc.wait(timeout=60)
-    os.close(master)
-    return b"".join(chunks).decode(errors="replace")
+    return run_in_pty(args, full_env, stream)
 
 
 def test_colour_on_a_terminal_and_none_with_no_color():

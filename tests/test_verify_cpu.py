@@ -21,7 +21,7 @@ from attn_lint.runtime_check import flashinfer_smoke, verify as verify_mod
 from attn_lint.runtime_check.loader import TreeLoader
 from attn_lint.runtime_check.standins import Standin, make_delegate, delegate_log
 from attn_lint.runtime_check.verify import Verification, json_extra, render_table, verify
-from conftest import FIXTURES, write_tree
+from conftest import FIXTURES, run_in_pty, write_tree
 
 HOOK = "init_mha_chunk_metadata"
 
@@ -650,28 +650,11 @@ def test_piped_verification_is_plain_lines_with_whole_names():
 def _verify_on_a_terminal(columns: int) -> str:
     """`attn-lint --verify` with stdout on a pseudo-terminal of `columns` columns; escapes removed."""
     import os
-    import pty
     import re
-    import select
-    import subprocess
-    master, slave = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "CI")}
     env.update(COLUMNS=str(columns), TERM="xterm-256color")
-    proc = subprocess.Popen([sys.executable, "-m", "attn_lint", "--verify", "--no-cache",
-                             str(FIXTURES / "al001_hidden_hook")], stdout=slave, stderr=subprocess.DEVNULL, env=env)
-    os.close(slave)
-    chunks = []
-    while select.select([master], [], [], 120)[0]:
-        try:
-            data = os.read(master, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    proc.wait(timeout=120)
-    os.close(master)
-    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode(errors="replace"))
+    out = run_in_pty(["--verify", "--no-cache", FIXTURES / "al001_hidden_hook"], env)
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out)
 
 
 def test_terminal_verification_never_breaks_names_mid_word():
