@@ -28,7 +28,7 @@ from .platforms import add_platform_gates, mentions_platform_test
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 16
+SUMMARY_VERSION = 17
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -97,7 +97,8 @@ class FunctionInfo:
     unimplemented: bool = False  # body is only `raise NotImplementedError`: a placeholder, not a behaviour
     # What decides which model runs this code (linter/signals/model_reach.py): calls of names the
     # module imports or defines, (name, line), and model tests, (first line, last line, key) over
-    # the lines they guard (last line -1: to the end; first line 0: a `return` of the test).
+    # the lines they guard (last line -1: to the end, -2: to the end, and the function raises where
+    # the test fails; first line 0: a `return` of the test).
     gates: tuple[tuple, ...] = ()
     guards: tuple[Guard, ...] = ()  # the flag tests that decide which lines run (linter/guards.py)
     # `__init__` only: parameters defaulting to None/False/0/"", so that a test of them fails
@@ -524,10 +525,14 @@ class _FunctionWalker(ast.NodeVisitor):
         if keys and node.body:
             self.gates.extend((node.body[0].lineno, node.body[-1].end_lineno or 0, k) for k in keys)
         test = node.test
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and node.body \
-                and isinstance(node.body[-1], (ast.Return, ast.Raise)) and not node.orelse:
-            # `if not is_x(config): return`: what follows runs only for that model.
-            self.gates.extend(((node.end_lineno or 0) + 1, -1, k) for k in model_tests(test.operand))
+        if node.body and isinstance(node.body[-1], (ast.Return, ast.Raise)) and not node.orelse:
+            # `if not is_x(config): return` (or `if not a or not b: raise`): what follows runs only
+            # for that model. A `raise` refuses (last line -2): in a constructor, no object is built.
+            last = -2 if isinstance(node.body[-1], ast.Raise) else -1
+            negated = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else [test]
+            for part in negated:
+                if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not):
+                    self.gates.extend(((node.end_lineno or 0) + 1, last, k) for k in model_tests(part.operand))
 
     # --- imports anywhere (module level, under TYPE_CHECKING, lazy imports in functions) ---------
     def visit_Import(self, node: ast.Import) -> None:
@@ -590,7 +595,7 @@ class _FunctionWalker(ast.NodeVisitor):
             self.guards.extend(Guard(r, p, end + 1, outer) for r, p in fails)
 
     def visit_Assert(self, node: ast.Assert) -> None:
-        self.gates.extend((node.lineno + 1, -1, k) for k in model_tests(node.test))
+        self.gates.extend((node.lineno + 1, -2, k) for k in model_tests(node.test))
         end = node.end_lineno or node.lineno
         if self.block_end > end:
             holds: list = []

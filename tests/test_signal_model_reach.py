@@ -225,3 +225,40 @@ def wrap_any(backend):
     return NpuWrapper(backend)
 '''
     assert _confidence(lint(_tree(tmp_path, setup)))[("Wrapper", "hook_b")] == "medium"
+
+
+_REFUSING = BACKENDS.replace('''class Wrapper(Backend):
+    def __init__(self, inner: Backend):
+        self.inner = inner''', '''class Wrapper(Backend):
+    def __init__(self, inner: Backend, runner):
+        hf_config = runner.model_config.hf_config
+        if not isinstance(hf_config, AConfig) or not hf_config.sparse:
+            {exit}
+        self.inner = inner''').replace("class Backend:", "from pkg.configs import AConfig\n\nclass Backend:")
+
+_ANYWHERE = '''
+from pkg.backends import Wrapper
+
+def wrap(runner, backend):
+    return Wrapper(backend, runner)
+'''
+
+
+def _refusing_tree(tmp_path, exit_stmt):
+    root = _tree(tmp_path, _ANYWHERE)
+    (root / "pkg/backends.py").write_text(_REFUSING.replace("{exit}", exit_stmt))
+    return root
+
+
+def test_a_constructor_refusing_other_models_is_their_guard(tmp_path):
+    # Built unguarded, but its constructor raises unless the config is AConfig's model.
+    finding = next(f for f in lint(_refusing_tree(tmp_path, 'raise ValueError("A only")')).findings
+                   if f.member == "hook_b")
+    assert finding.confidence == "low"
+    (why,) = [r for r in finding.confidence_reasons if r.signal == "model-reach"]
+    assert why.path.endswith("backends.py") and "AConfig" in why.note
+
+
+def test_a_constructor_that_returns_early_still_builds_the_object(tmp_path):
+    got = _confidence(lint(_refusing_tree(tmp_path, "return")))
+    assert got[("Wrapper", "hook_b")] == "medium"

@@ -137,8 +137,17 @@ def index(batch):
 """
 
 
+def _split(backends: str) -> dict[str, str]:
+    """The wrapper in a module of its own that names only the family's base (as wrappers are
+    written), the implementations and the accessor where they were."""
+    start = backends.index("class HybridBackend(Backend):")
+    end = backends.index("_INSTALLED")
+    wrapper = "from pkg.backends import Backend\n\n" + backends[start:end]
+    return {"pkg/backends.py": backends[:start] + backends[end:], "pkg/hybrid.py": wrapper}
+
+
 def _consumer_finding(tmp_path, consumer: str, backends: str = _BACKENDS):
-    root = write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/backends.py": backends,
+    root = write_tree(tmp_path, {"pkg/__init__.py": "", **_split(backends),
                                  "pkg/indexer.py": _PROBE_ONLY, "pkg/sparse_model.py": consumer})
     found = [f for f in lint(root).findings if f.code == "AL001" and f.member == "prepare_sparse"]
     assert len(found) == 1, found
@@ -271,7 +280,7 @@ class Context:
 
 
 def test_consumer_through_a_slot_of_a_class_outside_the_family(tmp_path):
-    root = write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/backends.py": _SPARSE_MEMBER,
+    root = write_tree(tmp_path, {"pkg/__init__.py": "", **_split(_SPARSE_MEMBER),
                                  "pkg/indexer.py": _PROBE_ONLY, "pkg/context.py": _CONTEXT,
                                  "pkg/sparse_model.py": """
 from pkg.context import Context
@@ -287,7 +296,7 @@ def attend(ctx: Context, batch):
 
 def test_slot_holding_one_concrete_class_is_not_the_installed_object(tmp_path):
     # `Holder.sparse` is typed as the implementation itself: a helper of the holder, not a slot.
-    root = write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/backends.py": _SPARSE_MEMBER,
+    root = write_tree(tmp_path, {"pkg/__init__.py": "", **_split(_SPARSE_MEMBER),
                                  "pkg/indexer.py": _PROBE_ONLY, "pkg/sparse_model.py": """
 from pkg.backends import SparseBackend
 
@@ -296,6 +305,23 @@ class Holder:
 
 def attend(holder: Holder, batch):
     return holder.sparse.sparse_topk(batch)
+"""})
+    (f,) = [f for f in lint(root).findings if f.member == "prepare_sparse"]
+    assert f.confidence == "medium"
+
+
+def test_a_wrapper_naming_the_lineage_is_written_to_hold_it(tmp_path):
+    # The wrapper's module imports the implementation: it is meant to hold that lineage, whatever
+    # the lineage's other consumers assume.
+    files = _split(_SPARSE_MEMBER)
+    files["pkg/hybrid.py"] = files["pkg/hybrid.py"].replace(
+        "from pkg.backends import Backend", "from pkg.backends import Backend, SparseBackend")
+    root = write_tree(tmp_path, {"pkg/__init__.py": "", **files, "pkg/indexer.py": _PROBE_ONLY,
+                                 "pkg/sparse_model.py": """
+from pkg.backends import get_backend
+
+def attend(batch):
+    return get_backend().sparse_topk(batch)
 """})
     (f,) = [f for f in lint(root).findings if f.member == "prepare_sparse"]
     assert f.confidence == "medium"

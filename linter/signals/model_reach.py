@@ -141,7 +141,12 @@ class _Reach:
     def _requirement(self, wq: str) -> list | None:
         sites: list = []  # (module, class, function, lines where it builds `wq` or a subclass)
         # A subclass is the wrapper too wherever it inherits what the claim is about.
+        refused: list = []  # a constructor that raises unless the model test holds, wherever it is called
         for holder in sorted({wq} | self.index.descendants(wq)):
+            refusal = self._refusal(holder)
+            if refusal:
+                refused.append(refusal)
+                continue
             if short(holder) in self.escaped:
                 return None  # also built through a variable the tree does not follow
             for scope, c in self.constructions(holder):
@@ -155,9 +160,9 @@ class _Reach:
                 sym = self.index.resolve_name(module, short(holder))
                 if sym is not None and sym.qual == holder:
                     sites.append((module, cls, fn, self._local_call_lines(fn, short(holder))))
-        if not sites:
+        if not sites and not refused:
             return None  # no construction seen: built where the tree does not show
-        alternatives: list = []
+        alternatives: list = list(refused)
         for module, cls, fn, lines in sites:
             if not lines:
                 return None
@@ -167,6 +172,23 @@ class _Reach:
                     return None
                 alternatives.extend(found)
         return alternatives
+
+    def _refusal(self, qual: str) -> tuple | None:
+        """The model tests the `__init__` that builds `qual` raises without (`if not
+        isinstance(config, C): raise ...`, `assert is_x(config)`), as one alternative."""
+        found = self.index.method(qual, "__init__")
+        if found is None:
+            return None
+        owner, init = found
+        module = self.index.classes[owner].module
+        path = self.index.classes[owner].file.display
+        keys = []
+        for g in init.gates:
+            if len(g) == 3 and g[1] == -2:
+                key = self.key(module, g[2])
+                if key:
+                    keys.append((key, path, g[0], _label(g[2])))
+        return tuple(keys) or None
 
     @staticmethod
     def _local_call_lines(fn, name: str) -> list[int]:
@@ -184,10 +206,10 @@ class _Reach:
         path = self.index.modules[module].file.display
         keys = []
         for g in fn.gates:
-            if len(g) == 3 and g[0] and g[0] <= line <= (fn.end_line if g[1] == -1 else g[1]):
+            if len(g) == 3 and g[0] and g[0] <= line <= (fn.end_line if g[1] < 0 else g[1]):
                 key = self.key(module, g[2])
                 if key:
-                    keys.append((key, path, g[0] - 1 if g[1] != -1 else g[0], _label(g[2])))
+                    keys.append((key, path, g[0] - 1 if g[1] >= 0 else g[0], _label(g[2])))
         if keys:
             return [tuple(keys)]
         if depth >= MAX_CLIMB:

@@ -138,6 +138,8 @@ class _Consumers:
         self._calls: dict[str, list] = {}  # member -> [(path, line, accessor name, types)]
         self._lineage: dict[tuple[str, str], str | None] = {}
         self._pairs: dict[tuple[str, str], tuple | None] = {}
+        self._knows: dict[tuple, bool] = {}
+        self._named: dict[str, set[str]] = {}  # module -> classes it defines or imports
 
     @staticmethod
     def of(ctx: "Context") -> "_Consumers":
@@ -165,7 +167,10 @@ class _Consumers:
                 for path, line, name, types in calls:
                     for t in types:
                         mro_w, mro_i = index.mro(wrapper), index.mro(impl)
-                        if t in mro_w and t in mro_i and self.lineage(t, member) is not None:
+                        if t not in mro_w or t not in mro_i:
+                            continue
+                        lineage = self.lineage(t, member)
+                        if lineage is not None and not self.knows(wrapper, impl, lineage):
                             found = (path, line, member, name)
                             break
                     if found:
@@ -242,6 +247,35 @@ class _Consumers:
         res = self.ctx.resolver.resolve(("call", ("name", name), fn.line, 0), Scope(module, None, mod.summary.toplevel))
         types = tuple(sorted(t for t in res.instances() if self.index.subclasses.get(t)))
         return types or None
+
+    def knows(self, wrapper: str, impl: str, lineage: str) -> bool:
+        """Whether the wrapper's code names a class of the lineage (the modules of its own classes,
+        not of the bases it shares with the lineage, import or define one): a wrapper written with
+        that lineage in view is meant to hold it, whatever other code of that lineage assumes."""
+        shared = set(self.index.mro(impl))
+        modules = frozenset(self.index.classes[c].module for c in self.index.mro(wrapper)
+                            if c in self.index.classes and c not in shared)
+        key = (modules, lineage)
+        hit = self._knows.get(key)
+        if hit is None:
+            hit = self._knows[key] = any(lineage in self.index.mro(c) for c in self._named_classes(modules))
+        return hit
+
+    def _named_classes(self, modules: frozenset) -> set[str]:
+        out: set[str] = set()
+        for module in modules:
+            named = self._named.get(module)
+            if named is None:
+                named = set()
+                summary = self.index.modules[module].summary
+                named.update(f"{module}.{c}" for c in summary.classes)
+                for imp in summary.imports:
+                    sym = self.index.resolve_name(module, imp.local)
+                    if sym is not None and sym.kind == "class":
+                        named.add(sym.qual)
+                self._named[module] = named
+            out |= named
+        return out
 
     def lineage(self, static: str, member: str) -> str | None:
         """A class below which every implementation of `static` having `member` lies (a base they
