@@ -118,7 +118,7 @@ class Context:
 _BUILTINS = frozenset(dir(builtins))
 
 
-def _calls_tree_code(ref, defined: frozenset[str], binds=lambda name: True) -> bool:
+def _calls_tree_code(ref, defined: frozenset[str], binds) -> bool:
     """Whether a receiver is built from a call whose result astroid could type as one of the tree's
     classes: receivers built from a call are where the index is weakest and astroid's inference
     earns its cost (plain names and attributes are not sent). astroid answers only with classes of

@@ -214,11 +214,12 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     read_failures: dict[str, str] = {}
     by_path = {f.path: f for f in files}
 
+    from . import facts as module_facts
+
     def early_facts(path: str, p: _Parsed) -> None:
         # The per-module facts of the tree passes, computed while the workers still parse: the
         # parent waits for them anyway, and after the parse it would run alone on one core.
         if p.summary is not None:
-            from . import facts as module_facts
             f = by_path[path]
             module_facts.facts_of(f.module, f.display, p.summary)
 
@@ -246,7 +247,6 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
                        files, None, rules, start)
 
     # 4. Otherwise load every summary (from the cache where unchanged) and run the rules.
-    from . import facts as module_facts
     from .astroid_bridge import AstroidBridge, forget_modules
     from .context import Context
     from .index import Module, TreeIndex

@@ -385,14 +385,7 @@ class _FunctionWalker(ast.NodeVisitor):
                             continue
                     handler(self, item)
             else:
-                handler = handlers.get(type(value), _UNSEEN)
-                if handler is None:
-                    continue
-                if handler is _UNSEEN:
-                    handler = _handler(type(value))
-                    if handler is None:
-                        continue
-                handler(self, value)
+                self.visit(value)
 
     # --- expressions -> refs -------------------------------------------------------------
     def ref(self, node: ast.expr | None, depth: int = 0) -> tuple | None:

@@ -62,11 +62,8 @@ def tile():
 '''
 
 
-def test_not_reproduced_when_every_path_wraps_only_another_implementation(tmp_path):
-    """The runner wraps only FlashInfer-like backends: every choice of its inputs explored, no
-    path builds `Hybrid` around `Triton`. The static claim was wrong, and the check says no."""
-    root = write_tree(tmp_path, {"nbpkg/__init__.py": "", "nbpkg/backends.py": BACKENDS, "nbpkg/sched.py": SCHED,
-                                 "nbpkg/runner.py": '''
+# The runner builds the wrapper when `wraps` holds: the two tests differ only there.
+RUNNER = '''
 from .backends import Backend, Flash, Hybrid, Triton
 
 _current = None
@@ -76,10 +73,17 @@ def get() -> Backend:
 
 def build(name: str, hybrid: bool) -> Backend:
     full = Flash() if name == "flash" else Triton()
-    if hybrid and isinstance(full, Flash):
+    if {wraps}:
         return Hybrid(full)
     return full
-'''})
+'''
+
+
+def test_not_reproduced_when_every_path_wraps_only_another_implementation(tmp_path):
+    """The runner wraps only FlashInfer-like backends: every choice of its inputs explored, no
+    path builds `Hybrid` around `Triton`. The static claim was wrong, and the check says no."""
+    root = write_tree(tmp_path, {"nbpkg/__init__.py": "", "nbpkg/backends.py": BACKENDS, "nbpkg/sched.py": SCHED,
+                                 "nbpkg/runner.py": RUNNER.format(wraps="hybrid and isinstance(full, Flash)")})
     result = analysed(root / "nbpkg")
     ver = by_key(verify(result))[("AL001", "Hybrid", "tile_size")]
     assert ver.verdict == "not-reproduced" and not ver.confirmed, ver.detail
@@ -89,20 +93,7 @@ def build(name: str, hybrid: bool) -> Backend:
 
 def test_pairing_reproduced_when_the_path_builds_it(tmp_path):
     root = write_tree(tmp_path, {"okpkg/__init__.py": "", "okpkg/backends.py": BACKENDS, "okpkg/sched.py": SCHED,
-                                 "okpkg/runner.py": '''
-from .backends import Backend, Flash, Hybrid, Triton
-
-_current = None
-
-def get() -> Backend:
-    return _current
-
-def build(name: str, hybrid: bool) -> Backend:
-    full = Flash() if name == "flash" else Triton()
-    if hybrid:
-        return Hybrid(full)
-    return full
-'''})
+                                 "okpkg/runner.py": RUNNER.format(wraps="hybrid")})
     ver = by_key(verify(analysed(root / "okpkg")))[("AL001", "Hybrid", "tile_size")]
     assert ver.verdict == "pairing-reproduced" and ver.confirmed, ver.detail
     assert ver.facts["pairing"]["entry"] == "build"
