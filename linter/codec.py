@@ -59,6 +59,10 @@ def _strs(v) -> tuple:
     return v
 
 
+def _str_pair(v) -> None:
+    _need(type(v) is tuple and len(v) == 2 and type(v[0]) is str and type(v[1]) is str)
+
+
 def _tuple_of(v, check) -> tuple:
     _need(type(v) is tuple)
     for x in v:
@@ -293,7 +297,7 @@ def encode_parsed(p: Parsed) -> tuple:
     summary = None if s is None else (
         s.lines, tuple(map(tuple, s.imports)), tuple(_enc_class(c) for c in s.classes.values()),
         tuple(_enc_function(f) for f in s.functions.values()), _enc_function(s.toplevel), s.dunder_all,
-        s.unguarded_imports)
+        s.unguarded_imports, s.slot_reads)
     return (p.digest, summary, p.error)
 
 
@@ -304,8 +308,8 @@ def decode_parsed(plain, digest: str) -> Parsed:
     if summary is None:
         _need(type(error) is tuple and len(error) == 3)
         return Parsed(digest, None, (_str(error[0]), _str(error[1]), _int(error[2])))
-    _need(error is None and type(summary) is tuple and len(summary) == 7)
-    lines, imports, classes, functions, toplevel, dunder_all, unguarded = summary
+    _need(error is None and type(summary) is tuple and len(summary) == 8)
+    lines, imports, classes, functions, toplevel, dunder_all, unguarded, slot_reads = summary
     _need(type(imports) is tuple and type(classes) is tuple and (dunder_all is None or type(dunder_all) is tuple))
     _tuple_of(unguarded, lambda i: _need(type(i) is int and 0 <= i < len(imports)))
     decoded_classes = {}
@@ -314,7 +318,8 @@ def decode_parsed(plain, digest: str) -> Parsed:
         decoded_classes[c.name] = c
     return Parsed(digest, ModuleSummary(
         _int(lines), tuple(map(_import, imports)), decoded_classes, _functions(functions),
-        _dec_function(toplevel), dunder_all if dunder_all is None else _strs(dunder_all), unguarded), None)
+        _dec_function(toplevel), dunder_all if dunder_all is None else _strs(dunder_all), unguarded,
+        _tuple_of(slot_reads, _str_pair)), None)
 
 
 # --- summaries this process's own pool workers encoded ------------------------------------------
@@ -344,10 +349,11 @@ def decode_own(plain) -> Parsed:
     digest, summary, error = plain
     if summary is None:
         return Parsed(digest, None, error)
-    lines, imports, classes, functions, toplevel, dunder_all, unguarded = summary
+    lines, imports, classes, functions, toplevel, dunder_all, unguarded, slot_reads = summary
     return Parsed(digest, ModuleSummary(
         lines, tuple([_new(Import, i) for i in imports]), {c[0]: _own_class(c) for c in classes},
-        {f[0]: _own_function(f) for f in functions}, _own_function(toplevel), dunder_all, unguarded), None)
+        {f[0]: _own_function(f) for f in functions}, _own_function(toplevel), dunder_all, unguarded,
+        slot_reads), None)
 
 
 # --- the file map: path -> ((mtime_ns, size), content digest) ---------------------------------------

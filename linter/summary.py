@@ -28,7 +28,7 @@ from .platforms import add_platform_gates, mentions_platform_test
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 17
+SUMMARY_VERSION = 18
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -157,6 +157,9 @@ class ModuleSummary:
     toplevel: FunctionInfo  # module-level code, as a pseudo-function
     dunder_all: tuple[str, ...] | None = None  # what `from module import *` takes, when declared
     unguarded_imports: tuple[int, ...] = ()  # indices in `imports` of module-level imports under no if/try
+    # (slot, attr) where the module reads `<expr>.slot.attr` and also fills slots of that name
+    # (`f(slot=v)`, `self.slot = v`): a module that takes a held object apart and refills the slot.
+    slot_reads: tuple[tuple[str, str], ...] = ()
 
     @property
     def globals(self) -> dict[str, tuple[tuple, ...]]:
@@ -334,9 +337,11 @@ def _handler(cls: type):
 class _FunctionWalker(ast.NodeVisitor):
     """Walks one function body (not nested defs or classes) collecting bindings, probes and calls."""
 
-    def __init__(self, self_name: str | None, imports: list[Import] | None = None):
+    def __init__(self, self_name: str | None, imports: list[Import] | None = None,
+                 chains: list[tuple[str, str]] | None = None):
         self.self_name = self_name
         self.imports = imports if imports is not None else []
+        self.chains = chains if chains is not None else []  # (a, b) of every `<expr>.a.b` load, module-wide
         self.locals: dict[str, list[tuple]] = {}
         self.hooks: set[str] = set()  # locals bound by `getattr(obj, "name", ...)`
         self.self_attrs: dict[str, list[tuple]] = {}
@@ -655,6 +660,7 @@ class _FunctionWalker(ast.NodeVisitor):
                     self.reads.append(node)  # kept only if a probe examines the same object
                 elif kind is ast.Attribute:
                     self.chained.add(id(value))
+                    self.chains.append((value.attr, node.attr))
         self.visit(node.value)
 
     def visit_keyword(self, node: ast.keyword) -> None:
@@ -839,13 +845,13 @@ def _params(args: ast.arguments) -> tuple[Param, ...]:
 
 
 def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: bool,
-                        pending: list, imports: list[Import]) -> FunctionInfo:
+                        pending: list, imports: list[Import], chains: list) -> FunctionInfo:
     decorators = tuple(_decorator_name(d) for d in node.decorator_list)
     params = _params(node.args)
     self_name = None
     if in_class and "staticmethod" not in decorators and params and params[0].kind <= POSITIONAL_OR_KEYWORD:
         self_name = params[0].name
-    walker = _FunctionWalker(self_name, imports)
+    walker = _FunctionWalker(self_name, imports, chains)
     walker.block_end = node.end_lineno or node.lineno
     for stmt in node.body:
         walker.visit(stmt)
@@ -900,7 +906,7 @@ def _probed_reads(walker: _FunctionWalker) -> tuple[Read, ...]:
 
 
 def _summarise_class(node: ast.ClassDef, prefix: str, classes: dict[str, ClassInfo], pending: list,
-                     imports: list[Import]) -> None:
+                     imports: list[Import], chains: list) -> None:
     name = f"{prefix}{node.name}"
     info = ClassInfo(
         name=name, line=node.lineno, col=node.col_offset, end_line=node.end_lineno or node.lineno,
@@ -910,14 +916,14 @@ def _summarise_class(node: ast.ClassDef, prefix: str, classes: dict[str, ClassIn
     classes[name] = info
     for stmt in _flatten(node.body):
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            fn = _summarise_function(stmt, True, pending, imports)
+            fn = _summarise_function(stmt, True, pending, imports, chains)
             previous = info.methods.get(stmt.name)
             # A property setter or an overload must not hide the real definition's signature.
             if previous is None or not any(d.endswith((".setter", ".deleter", "overload"))
                                            for d in fn.decorators):
                 info.methods[stmt.name] = fn
         elif isinstance(stmt, ast.ClassDef):
-            _summarise_class(stmt, f"{name}.", classes, pending, imports)
+            _summarise_class(stmt, f"{name}.", classes, pending, imports, chains)
             info.attrs[stmt.name] = ClassAttr(stmt.lineno, None, ("name", stmt.name))
         elif isinstance(stmt, ast.Assign):
             value = _EXPRESSIONS.ref(stmt.value)
@@ -975,13 +981,14 @@ def summarise_tree(tree: ast.Module, n_lines: int) -> ModuleSummary:
     dunder_all = None
     unguarded: list[int] = []
 
-    top_walker = _FunctionWalker(None, imports)
+    chains: list[tuple[str, str]] = []
+    top_walker = _FunctionWalker(None, imports, chains)
     for stmt in tree.body:
         for node in _definitions_in(stmt):
             if isinstance(node, ast.ClassDef):
-                _summarise_class(node, "", classes, pending, imports)
+                _summarise_class(node, "", classes, pending, imports, chains)
             else:
-                functions[node.name] = _summarise_function(node, False, pending, imports)
+                functions[node.name] = _summarise_function(node, False, pending, imports, chains)
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, (ast.List, ast.Tuple)) and any(
@@ -996,12 +1003,18 @@ def summarise_tree(tree: ast.Module, n_lines: int) -> ModuleSummary:
     while pending:
         node = pending.pop()
         if isinstance(node, ast.ClassDef) and node.name not in classes:
-            _summarise_class(node, "", classes, pending, imports)
+            _summarise_class(node, "", classes, pending, imports, chains)
 
     module_names = {imp.local for imp in imports if imp.name is None}
     module_names.add("super")
     # Calls of names this module imports or defines: who calls a function, for model_reach.
     callable_names = {imp.local for imp in imports if imp.name is not None} | set(functions) | set(classes)
+    filled: set[str] = {kw for call in top_walker.calls for kw in call.keywords}
+    for fn in _all_functions(functions, classes):
+        filled.update(fn.self_attrs)
+        for call in fn.calls:
+            filled.update(call.keywords)
+    slot_reads = sorted({c for c in chains if c[0] in filled})
     for fn in _all_functions(functions, classes):
         _prune(fn, module_names)
         fn.gates = tuple(g for g in fn.gates if len(g) == 3 or g[0] in callable_names)
@@ -1017,6 +1030,7 @@ def summarise_tree(tree: ast.Module, n_lines: int) -> ModuleSummary:
     return ModuleSummary(
         lines=n_lines, imports=tuple(imports), classes=classes, functions=functions,
         toplevel=toplevel, dunder_all=dunder_all, unguarded_imports=tuple(unguarded),
+        slot_reads=tuple(slot_reads),
     )
 
 

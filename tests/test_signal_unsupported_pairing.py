@@ -325,3 +325,33 @@ def attend(batch):
 """})
     (f,) = [f for f in lint(root).findings if f.member == "prepare_sparse"]
     assert f.confidence == "medium"
+
+
+def test_a_slot_refilled_with_the_wrappers_delegate_keeps_the_pairing(tmp_path):
+    # A splitter takes the wrapper's delegate out of the slot and builds a context around it: the
+    # slot's consumers may then hold the delegate itself, and do not say the wrapper is installed.
+    consumer = """
+from pkg.context import Context
+
+def attend(ctx: Context, batch):
+    return ctx.backend.sparse_topk(batch)
+"""
+    splitter = """
+from pkg.context import Context
+
+def split(ctx: Context):
+    inner = ctx.backend.inner
+    return make_context(backend=inner)
+"""
+    files = {"pkg/__init__.py": "", **_split(_SPARSE_MEMBER), "pkg/indexer.py": _PROBE_ONLY,
+             "pkg/context.py": _CONTEXT, "pkg/sparse_model.py": consumer}
+    (f,) = [f for f in lint(write_tree(tmp_path / "a", files)).findings if f.member == "prepare_sparse"]
+    assert f.confidence == "low"  # without the splitter the slot holds only the installed wrapper
+    files["pkg/split.py"] = splitter
+    (f,) = [f for f in lint(write_tree(tmp_path / "b", files)).findings if f.member == "prepare_sparse"]
+    assert f.confidence == "medium"
+    assert not [r for r in f.confidence_reasons if r.signal == "unsupported-pairing"]
+    # Reading the delegate without refilling a slot of that name hands nothing to the consumers.
+    files["pkg/split.py"] = splitter.replace("make_context(backend=inner)", "inner.forward(None)")
+    (f,) = [f for f in lint(write_tree(tmp_path / "c", files)).findings if f.member == "prepare_sparse"]
+    assert f.confidence == "low"

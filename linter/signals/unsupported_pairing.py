@@ -21,6 +21,10 @@ for that lineage being installed itself. The installed object is what a global a
 global) or what a slot holds (`ctx.backend.impl_only(...)`: an attribute that a class outside the
 family types as a base with subclasses). A wrapper lacking the member, holding an implementation of that
 lineage, would crash there: the pairing is one the code cannot run, whatever site probes it.
+A slot says so only while nothing can put the wrapper's delegate there: a module outside the
+wrapper that takes its delegates out of the slot (`parts = batch.backend.children`) and fills
+slots of that name (`Batch(backend=part)`, `self.backend = part`) may hand the consumer the
+delegate itself, which is then the installed object, not the wrapper.
 """
 
 from __future__ import annotations
@@ -140,6 +144,7 @@ class _Consumers:
         self._pairs: dict[tuple[str, str], tuple | None] = {}
         self._knows: dict[tuple, bool] = {}
         self._named: dict[str, set[str]] = {}  # module -> classes it defines or imports
+        self._slot_readers: dict[tuple[str, str], set[str]] | None = None  # (slot, attr) -> modules
 
     @staticmethod
     def of(ctx: "Context") -> "_Consumers":
@@ -164,7 +169,9 @@ class _Consumers:
                 calls = self.calls(member)
                 if not calls:
                     continue
-                for path, line, name, types in calls:
+                for path, line, name, types, slot in calls:
+                    if slot is not None and self.delegates_may_fill(wrapper, slot):
+                        continue
                     for t in types:
                         mro_w, mro_i = index.mro(wrapper), index.mro(impl)
                         if t not in mro_w or t not in mro_i:
@@ -193,13 +200,13 @@ class _Consumers:
             if acc is not None:
                 types = [t for t in acc[1] if self.index.lookup(t, member) is None]
                 if types:
-                    out.append((site.path, call.line, acc[0], types))
+                    out.append((site.path, call.line, acc[0], types, acc[2]))
         out.sort(key=lambda c: (c[0], c[1]))
         self._calls[member] = out
         return out
 
     def _accessor_of(self, site, ref: tuple | None, depth: int = 0) -> tuple | None:
-        """(name, static classes) when `ref` is a call of an accessor, or a local bound only to one."""
+        """(name, static classes, slot attribute or None) when `ref` is a call of an accessor, or a local bound only to one."""
         if ref is None or depth > 2:
             return None
         if ref[0] == "name" and ref[1] in site.fn.locals:
@@ -215,7 +222,7 @@ class _Consumers:
         if sym.qual not in self._accessors:
             self._accessors[sym.qual] = self._accessor(sym.qual)
         types = self._accessors[sym.qual]
-        return (ref[1][1].rsplit(".", 1)[-1] + "()", types) if types else None
+        return (ref[1][1].rsplit(".", 1)[-1] + "()", types, None) if types else None
 
     def _slot_of(self, site, ref: tuple) -> tuple | None:
         """(name, static classes) when `ref` reads an attribute that a class outside the family
@@ -233,7 +240,24 @@ class _Consumers:
             if not found or any(self.ctx.model.same_family(owner, t) for t in found):
                 return None
             types |= found
-        return (f"{owners[0].rsplit('.', 1)[-1]}.{ref[2]}", tuple(sorted(types)))
+        return (f"{owners[0].rsplit('.', 1)[-1]}.{ref[2]}", tuple(sorted(types)), ref[2])
+
+    def delegates_may_fill(self, wrapper: str, slot: str) -> bool:
+        """Whether a module outside the wrapper reads one of its delegate attributes off a slot of
+        that name (`batch.slot.children`) and fills such slots (`Batch(slot=part)`, `self.slot =
+        part`): there the wrapper's delegate can become what the slot holds."""
+        if self._slot_readers is None:
+            readers: dict[tuple[str, str], set[str]] = {}
+            for name, mod in self.index.modules.items():
+                for pair in mod.summary.slot_reads:
+                    readers.setdefault(pair, set()).add(name)
+            self._slot_readers = readers
+        w = self.ctx.model.wrappers.get(wrapper)
+        if w is None:
+            return False
+        own = {self.index.classes[c].module for c in self.index.descendants(wrapper) | {wrapper}
+               if c in self.index.classes}
+        return any(self._slot_readers.get((slot, a), set()) - own for a in w.attrs)
 
     def _accessor(self, qual: str) -> tuple | None:
         """A function without parameters whose every return reads an attribute or a global: it
