@@ -158,7 +158,7 @@ def _recording_modules(read: set, absent: set[str]):
 
 
 class AstroidBridge:
-    def __init__(self, index: TreeIndex, per_call: float = 1.0, budget: float = 2.0,
+    def __init__(self, index: TreeIndex, per_call: float = 0.25, budget: float = 0.5,
                  memo: dict | None = None, digests: dict[str, str] | None = None):
         self.index = index
         # Answers from earlier runs, keyed by the probing file's content digest and position, each

@@ -31,7 +31,7 @@ class Settings:
     jobs: int = 0  # 0: one worker per core
     cache_dir: str | None = field(default_factory=default_cache_dir)  # None: no cache
     astroid: bool = True
-    astroid_budget: float = 1.0  # seconds of astroid per run, all queries together
+    astroid_budget: float = 0.5  # seconds of astroid per run, all queries together
     max_file_bytes: int = MAX_FILE_BYTES
 
     def rules(self):
