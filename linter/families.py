@@ -14,8 +14,8 @@ from functools import cached_property
 
 from .findings import Evidence
 from .index import TreeIndex
+from .facts import ModuleFacts, function_ref, mentions_self_attr, scopes_of
 from .resolve import Resolver, Scope, describe_type
-from .facts import ModuleFacts, function_ref, mentions_self_attr
 from .summary import FunctionInfo, member_target, root_name
 
 
@@ -311,6 +311,29 @@ class FamilyModel:
         entry = self.index.classes[owner]
         return [(Scope(entry.module, owner, init), supers[0], [p.name for p in base_init.params[1:]], base_used,
                  "super().__init__(...)")]
+
+    def constructions_of(self, qual: str) -> list[tuple[Scope, tuple]]:
+        """The calls in the tree that build `qual` by name (`Impl(...)`, with arguments)."""
+        return self._constructions_of(qual)
+
+    def built_by_name(self, qual: str) -> bool:
+        """Whether some call in the tree builds `qual` by its name (`Impl(...)`, `mod.Impl(x)`)."""
+        if self._constructions_of(qual):
+            return True
+        short = qual.rsplit(".", 1)[-1]
+        return any(getattr(self.index.resolve_name(module, short), "qual", None) == qual
+                   for module in self._called_names.get(short, ()))
+
+    @cached_property
+    def _called_names(self) -> dict[str, set[str]]:
+        """Name -> modules that call it directly (`Name(...)`, also without arguments)."""
+        out: dict[str, set[str]] = {}
+        for name, mod in self.index.modules.items():
+            for _, fn in scopes_of(name, mod.summary):
+                for g in fn.gates:
+                    if len(g) == 2:
+                        out.setdefault(g[0], set()).add(name)
+        return out
 
     def _constructions_of(self, qual: str) -> list[tuple[Scope, tuple]]:
         short = qual.rsplit(".", 1)[-1]

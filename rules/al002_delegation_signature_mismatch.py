@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Iterable
 
 from ..linter.confidence import Pairing
-from ..linter.findings import Evidence, Finding
+from ..linter.findings import Evidence, Finding, Reason
 from ..linter.signature import CallShape, bind_error, bound_params, format_signature
 from .base import Example, Rule, assessed, short
 
@@ -30,6 +31,28 @@ class TrtBackend(FlashBackend):
 '''
 
 
+_POOLS = '''
+class Pool:
+    def copy_out(self, indices, extra_indices=None):
+        raise NotImplementedError
+
+class PlainPool(Pool):
+    def copy_out(self, indices, extra_indices=None):
+        return indices
+
+class SparsePool(Pool):
+    def copy_out(self, indices):                  # the base gained `extra_indices`; this one did not
+        return indices
+
+class Allocator:
+    def __init__(self, pool: Pool):
+        self._pool = pool
+
+    def copy_out(self, indices, extra_indices=None):
+        return self._pool.copy_out(indices, extra_indices=extra_indices)
+'''
+
+
 class DelegationSignatureMismatch(Rule):
     code = "AL002"
     name = "delegation-signature-mismatch"
@@ -46,6 +69,15 @@ implementation cannot bind under Python's rules: positional-only and keyword-onl
 `**kwargs`, `staticmethod` and `classmethod`. Every rejecting implementation is listed (subclasses
 that inherit the method count) with the TypeError Python would raise. Calls with `*args` or
 `**kwargs` of unknown length are reported only where they are provably wrong.
+
+It also finds the same TypeError behind a *declared* member, where type checkers look only at the
+declaration: a method `m(self, ..., k=None)` that forwards its own `k` to the same method of an
+object it holds (`self.pool.m(..., k=k)`), whose static type declares `m` with the optional `k`,
+while an override some implementation has dropped `k` (the base gained a parameter; one override
+did not). Calls on `self` or `super()`, overrides that are placeholders (`raise NotImplementedError`)
+and overrides taking `**kwargs` are left out. Such a finding is in the default report when the
+tree builds the overriding class itself somewhere (`Impl(...)`); when nothing does (a class built
+only through another's class-valued parameter, or never), it is latent drift (`--show-latent`).
 
 ## Why it is bad
 The wrapper was written and tested against one implementation; another one that the same
@@ -68,7 +100,8 @@ class HybridBackend(Backend):
 ## How to fix
 Pass only what every implementation accepts, or widen the narrow implementations to the family's
 signature (`def plan_chunks(self, batch, disable_ragged: bool = False)`), so that the base class
-states the contract once.
+states the contract once. For an override that dropped a parameter its base declares, give it the
+base's signature (`def copy_out(self, indices, extra_indices=None)`).
 """
 
     INVALID = [
@@ -94,6 +127,10 @@ class Runner:
         if hasattr(self.backend, "plan_chunks"):
             self.backend.plan_chunks(batch, disable_ragged=True)
 '''}, expect=(("Runner", "plan_chunks"),)),
+        Example({"serving/pools.py": _POOLS + '''
+def build(n):
+    return Allocator(SparsePool()) if n else Allocator(PlainPool())
+'''}, expect=(("Allocator", "copy_out"),)),
     ]
     VALID = [
         Example({"serving/backends.py": _BACKENDS + '''
@@ -118,6 +155,19 @@ class Runner:
     def step(self, *args):
         self.backend.plan_chunks(*args)
 '''}),
+    ]
+
+    VALID += [
+        # The override keeps the base's signature.
+        Example({"serving/pools.py": _POOLS.replace("def copy_out(self, indices):",
+                                                    "def copy_out(self, indices, extra_indices=None):")}),
+        # Not forwarded from the caller's own parameter: the call passes what every override takes.
+        Example({"serving/pools.py": _POOLS.replace("self._pool.copy_out(indices, extra_indices=extra_indices)",
+                                                    "self._pool.copy_out(indices)")}),
+        # The override is a placeholder: it fails with or without the parameter.
+        Example({"serving/pools.py": _POOLS.replace(
+            "def copy_out(self, indices):                  # the base gained `extra_indices`; this one did not\n"
+            "        return indices", "def copy_out(self, indices):\n        raise NotImplementedError")}),
     ]
 
     def check(self, ctx: Context) -> Iterable[Finding]:
@@ -163,8 +213,64 @@ class Runner:
                 # The class the call sits in holds the receiver (its delegate, or `self`).
                 yield assessed(ctx, finding, [Pairing(self.code, site.cls, impl, member, site, call.line, "call", recv)
                                               for impl, _, _, _ in rejecting])
+        yield from self._dropped_parameters(ctx)
 
-    def _report(self, ctx, site, call, shape, member, how, res, statics, rejecting, accepting) -> Finding:
+    def _dropped_parameters(self, ctx: Context) -> Iterable[Finding]:
+        """Forwarding calls to a declared member that an override cannot bind: method `m(self, ...,
+        k=None)` calling `self.held.m(..., k=k)`, where the held object's static type declares `m`
+        with the optional `k` and an override some implementation has dropped `k` (no `**kwargs`).
+        A type checker checks the call against the declaration only and accepts it; the override is
+        the drift (the base gained `k`, one override did not). Calls on `self` or `super()` are the
+        class's own business; placeholder overrides (`raise NotImplementedError`) fail anyway."""
+        index, model = ctx.index, ctx.model
+        declared = {name for qual in model.family_members if qual in index.classes
+                    for name in index.classes[qual].info.methods}
+        for member in sorted(declared & ctx.member_calls.keys()):
+            for site, call, (recv, _, how) in ctx.member_calls[member]:
+                fn = site.fn
+                if how != "call" or fn.name != member or not call.keywords or call.double_star \
+                        or recv is None or not fn.params or _on_self(recv, fn.params[0].name):
+                    continue
+                own = {q.name for q in fn.params}
+                forwarded = [k for k in call.keywords if k in own]
+                if not forwarded:
+                    continue
+                res = ctx.receiver_types(site, recv)
+                shape = CallShape.of(call)
+                statics, rejecting, accepting = [], [], []
+                for t in sorted(res.instances()):
+                    if t not in model.family_members or not model.is_polymorphic(t):
+                        continue
+                    declared = index.method(t, member)
+                    if declared is None or declared[1].kind != "method":
+                        continue
+                    base_owner, base_fn = declared
+                    optional = {q.name for q in bound_params(base_fn) if q.has_default}
+                    if not any(k in optional for k in forwarded) or bind_error(
+                            bound_params(base_fn), shape, member):
+                        continue  # nothing optional forwarded, or the declaration itself rejects
+                    statics.append(t)
+                    for impl in model.implementations({t}):
+                        found = index.method(impl, member)
+                        if found is None or found[0] == base_owner or found[1].kind != "method":
+                            continue
+                        owner, impl_fn = found
+                        if impl_fn.unimplemented or base_owner not in index.mro(owner):
+                            continue
+                        err = bind_error(bound_params(impl_fn), shape, f"{index.classes[owner].info.name}.{member}")
+                        dropped = [k for k in forwarded if k in optional and "keyword argument" in (err or "")
+                                   and f"'{k}'" in err]
+                        (rejecting if dropped else accepting).append((impl, owner, impl_fn, err))
+                if not rejecting:
+                    continue
+                finding = self._report(ctx, site, call, shape, member, how, res, statics, rejecting, accepting,
+                                       dropped_from=statics[0])
+                finding = assessed(ctx, finding, [Pairing(self.code, site.cls, impl, member, site, call.line,
+                                                          "call", recv) for impl, _, _, _ in rejecting])
+                yield _latent_unless_built(ctx, finding, rejecting)
+
+    def _report(self, ctx, site, call, shape, member, how, res, statics, rejecting, accepting,
+                dropped_from: str | None = None) -> Finding:
         index = ctx.index
         call_text = (f"`{member}` through `getattr`" if how == "getattr" else f"`.{member}(...)`")
         evidence: list[Evidence] = [Evidence(site.path, call.line,
@@ -172,6 +278,12 @@ class Runner:
                                              f"receiver is `{', '.join(short(s) for s in statics)}` "
                                              f"(resolved by {res.via})")]
         evidence.extend(res.steps[:4])
+        if dropped_from is not None:
+            declared = index.method(dropped_from, member)
+            oe = index.classes[declared[0]]
+            evidence.append(Evidence(oe.file.display, declared[1].line,
+                                     f"`{oe.info.name}.{format_signature(declared[1])}` declares the call's "
+                                     f"keywords: a type checker accepts it"))
         by_owner: dict[str, list] = {}
         for impl, owner, fn, err in rejecting:
             by_owner.setdefault(owner, []).append((impl, fn, err))
@@ -196,8 +308,39 @@ class Runner:
                    f"this call, e.g. `{short(first[0])}`: TypeError: {first[3]}")
         details = (("call", f"{site.path}:{call.line}"), ("how", how),
                    ("rejecting_owner", first[1]), ("error", first[3] or ""))
+        if dropped_from is not None:
+            message = (f"`.{member}(...)` forwards what `{short(dropped_from)}.{member}` declares, but "
+                       f"{n} implementation{'s' if n != 1 else ''} it can reach override{'s' if n == 1 else ''} "
+                       f"it without that parameter, e.g. `{short(first[0])}`: TypeError: {first[3]}")
+            details += (("variant", "override-drops-parameter"),)
         return self.finding(path=site.path, line=call.line, column=call.col + 1, message=message,
                             class_name=site.cls or site.module, member=member,
                             targets=sorted({impl for impl, _, _, _ in rejecting}), evidence=evidence,
                             details=details)
 
+
+def _on_self(ref: tuple, self_name: str) -> bool:
+    """`self` itself or `super()`: a call the class makes on its own hierarchy, not on a held object."""
+    return (ref[0] == "name" and ref[1] == self_name) or (
+        ref[0] == "call" and ref[1] is not None and ref[1][0] == "name" and ref[1][1] == "super")
+
+
+
+def _latent_unless_built(ctx: Context, finding: Finding, rejecting: list) -> Finding:
+    """An override that dropped a parameter breaks a real configuration only where an object of
+    its class reaches the call. That is claimed (default report) when the tree builds the class
+    itself somewhere (`Impl(...)`); a class built only through a class-valued parameter of another
+    one (a component pool), or nowhere, is latent drift: the override still disagrees with its
+    base, but no configuration the analysis can see hands it to this call."""
+    if finding.confidence == "low":
+        return finding
+    model, index = ctx.model, ctx.index
+    if any(model.built_by_name(impl) for impl, _, _, _ in rejecting):
+        return finding
+    impl, owner, fn, _ = rejecting[0]
+    entry = index.classes[owner]
+    names = ", ".join(f"`{short(i)}`" for i in sorted({i for i, _, _, _ in rejecting})[:3])
+    reason = Reason("unbuilt-override", "lower", entry.file.display, fn.line,
+                    f"no `Impl(...)` call in the tree builds {names}: the override disagrees with its base, "
+                    f"but nothing the analysis sees hands such an object to this call")
+    return replace(finding, confidence="low", confidence_reasons=(reason, *finding.confidence_reasons))

@@ -1,0 +1,111 @@
+"""AL002's declared-member half: a method forwards its own optional keyword to the same method of
+an object it holds; the object's static type declares it; an override some implementation has
+dropped it. Type checkers accept the call (they read the declaration); Python raises TypeError."""
+
+from __future__ import annotations
+
+from conftest import lint, write_tree
+
+_POOLS = """
+class Pool:
+    def copy_out(self, indices, extra_indices=None):
+        raise NotImplementedError
+
+class PlainPool(Pool):
+    def __init__(self, size):
+        self.size = size
+
+    def copy_out(self, indices, extra_indices=None):
+        return indices
+
+class SparsePool(Pool):
+    def __init__(self, size):
+        self.size = size
+
+    def copy_out(self, indices):
+        return indices
+
+class Allocator:
+    def __init__(self, pool: Pool):
+        self._pool = pool
+
+    def copy_out(self, indices, extra_indices=None):
+        return self._pool.copy_out(indices, extra_indices=extra_indices)
+"""
+
+_BUILD = """
+from pkg.pools import Allocator, PlainPool, SparsePool
+
+def build(sparse: bool):
+    return Allocator(SparsePool(8) if sparse else PlainPool(8))
+"""
+
+
+def _findings(tmp_path, pools: str = _POOLS, build: str = _BUILD):
+    root = write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/pools.py": pools, "pkg/build.py": build})
+    return [f for f in lint(root).findings if f.code == "AL002"]
+
+
+def test_override_dropping_a_forwarded_parameter_is_a_type_error(tmp_path):
+    (f,) = _findings(tmp_path)
+    assert (f.class_name.rsplit(".", 1)[-1], f.member, f.confidence) == ("Allocator", "copy_out", "medium")
+    assert "SparsePool.copy_out() got an unexpected keyword argument 'extra_indices'" in f.message
+    assert dict(f.details)["variant"] == "override-drops-parameter"
+    assert f.targets == ("pkg.pools.SparsePool",)
+    notes = " ".join(e.note for e in f.evidence)
+    assert "`Pool.copy_out(self, indices, extra_indices=…)` declares the call's keywords" in notes
+
+
+def test_a_class_the_tree_never_builds_is_latent(tmp_path):
+    # Built only as another class's component (through a class-valued parameter): latent drift.
+    build = """
+from pkg.pools import Allocator, PlainPool, SparsePool
+
+class Composite(PlainPool):
+    def __init__(self, size, part_cls=SparsePool):
+        super().__init__(size)
+        self.part = part_cls(size)
+
+def build():
+    return Allocator(Composite(8))
+"""
+    (f,) = _findings(tmp_path, build=build)
+    assert f.confidence == "low"
+    assert [r.signal for r in f.confidence_reasons][:1] == ["unbuilt-override"]
+
+
+def test_built_without_arguments_counts_as_built(tmp_path):
+    pools = _POOLS.replace("    def __init__(self, size):\n        self.size = size\n\n    def copy_out(self, indices):",
+                           "    def copy_out(self, indices):")
+    build = _BUILD.replace("SparsePool(8)", "SparsePool()")
+    (f,) = _findings(tmp_path, pools=pools, build=build)
+    assert f.confidence == "medium"
+
+
+def test_says_no_when_every_override_takes_the_parameter(tmp_path):
+    assert _findings(tmp_path, pools=_POOLS.replace("def copy_out(self, indices):",
+                                                    "def copy_out(self, indices, extra_indices=None):")) == []
+
+
+def test_says_no_when_the_override_takes_kwargs(tmp_path):
+    assert _findings(tmp_path, pools=_POOLS.replace("def copy_out(self, indices):",
+                                                    "def copy_out(self, indices, **kwargs):")) == []
+
+
+def test_says_no_for_a_keyword_the_caller_does_not_forward(tmp_path):
+    # A keyword that is not the forwarding method's own parameter is a call the declaration
+    # decides; only the forwarding shape (the delegation) is this rule's.
+    pools = _POOLS.replace("self._pool.copy_out(indices, extra_indices=extra_indices)",
+                           "self._pool.copy_out(indices, extra_indices=None)").replace(
+        "def copy_out(self, indices, extra_indices=None):\n        return self._pool",
+        "def copy_out(self, indices):\n        return self._pool")
+    assert _findings(tmp_path, pools=pools) == []
+
+
+def test_says_no_for_calls_on_self(tmp_path):
+    pools = _POOLS + """
+class Tiered(PlainPool):
+    def copy_out(self, indices, extra_indices=None):
+        return super().copy_out(indices, extra_indices=extra_indices)
+"""
+    assert [f for f in _findings(tmp_path, pools=pools) if "Tiered" in f.class_name] == []
