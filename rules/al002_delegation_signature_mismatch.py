@@ -71,13 +71,14 @@ that inherit the method count) with the TypeError Python would raise. Calls with
 `**kwargs` of unknown length are reported only where they are provably wrong.
 
 It also finds the same TypeError behind a *declared* member, where type checkers look only at the
-declaration: a method `m(self, ..., k=None)` that forwards its own `k` to the same method of an
-object it holds (`self.pool.m(..., k=k)`), whose static type declares `m` with the optional `k`,
-while an override some implementation has dropped `k` (the base gained a parameter; one override
-did not). Calls on `self` or `super()`, overrides that are placeholders (`raise NotImplementedError`)
-and overrides taking `**kwargs` are left out. Such a finding is in the default report when the
-tree builds the overriding class itself somewhere (`Impl(...)`); when nothing does (a class built
-only through another's class-valued parameter, or never), it is latent drift (`--show-latent`).
+declaration: a method `m(self, ..., k=None)` that forwards its own `k` by keyword to the same
+method of an object it holds (`self.pool.m(..., k=k)`), whose static type declares `m` with `k`,
+while an override some implementation has dropped or renamed `k` (the base gained a parameter; one
+override did not). Calls on `self` or `super()`, overrides that are placeholders (`raise
+NotImplementedError`) and overrides taking `**kwargs` are left out. Such a finding is in the default
+report when the tree builds the overriding class (`Impl(...)`) or hands the class out (a factory or
+registry returning it); when it is only passed into another class's constructor (a component
+built there) or used nowhere, it is latent drift (`--show-latent`).
 
 ## Why it is bad
 The wrapper was written and tested against one implementation; another one that the same
@@ -218,7 +219,7 @@ class Runner:
     def _dropped_parameters(self, ctx: Context) -> Iterable[Finding]:
         """Forwarding calls to a declared member that an override cannot bind: method `m(self, ...,
         k=None)` calling `self.held.m(..., k=k)`, where the held object's static type declares `m`
-        with the optional `k` and an override some implementation has dropped `k` (no `**kwargs`).
+        with `k` and an override some implementation has dropped or renamed `k` (no `**kwargs`).
         A type checker checks the call against the declaration only and accepts it; the override is
         the drift (the base gained `k`, one override did not). Calls on `self` or `super()` are the
         class's own business; placeholder overrides (`raise NotImplementedError`) fail anyway."""
@@ -245,10 +246,10 @@ class Runner:
                     if declared is None or declared[1].kind != "method":
                         continue
                     base_owner, base_fn = declared
-                    optional = {q.name for q in bound_params(base_fn) if q.has_default}
-                    if not any(k in optional for k in forwarded) or bind_error(
+                    declares = {q.name for q in bound_params(base_fn)}
+                    if not any(k in declares for k in forwarded) or bind_error(
                             bound_params(base_fn), shape, member):
-                        continue  # nothing optional forwarded, or the declaration itself rejects
+                        continue  # nothing it declares is forwarded, or the declaration itself rejects
                     statics.append(t)
                     for impl in model.implementations({t}):
                         found = index.method(impl, member)
@@ -258,7 +259,7 @@ class Runner:
                         if impl_fn.unimplemented or base_owner not in index.mro(owner):
                             continue
                         err = bind_error(bound_params(impl_fn), shape, f"{index.classes[owner].info.name}.{member}")
-                        dropped = [k for k in forwarded if k in optional and "keyword argument" in (err or "")
+                        dropped = [k for k in forwarded if k in declares and "keyword argument" in (err or "")
                                    and f"'{k}'" in err]
                         (rejecting if dropped else accepting).append((impl, owner, impl_fn, err))
                 if not rejecting:
@@ -329,18 +330,29 @@ def _on_self(ref: tuple, self_name: str) -> bool:
 def _latent_unless_built(ctx: Context, finding: Finding, rejecting: list) -> Finding:
     """An override that dropped a parameter breaks a real configuration only where an object of
     its class reaches the call. That is claimed (default report) when the tree builds the class
-    itself somewhere (`Impl(...)`); a class built only through a class-valued parameter of another
-    one (a component pool), or nowhere, is latent drift: the override still disagrees with its
-    base, but no configuration the analysis can see hands it to this call."""
+    itself somewhere (`Impl(...)`) or hands the class out as a value (a factory or registry
+    returning it, a variable holding it); a class passed only into another class's constructor
+    (a component, built inside that class) or used nowhere is latent drift: the override still
+    disagrees with its base, but no configuration the analysis can see hands it to this call."""
     if finding.confidence == "low":
         return finding
+    from ..linter.signals.model_reach import reach_of
+
     model, index = ctx.model, ctx.index
-    if any(model.built_by_name(impl) for impl, _, _, _ in rejecting):
+    escaped = reach_of(ctx).escaped
+    if any(model.built_by_name(impl) or impl.rsplit(".", 1)[-1] in escaped for impl, _, _, _ in rejecting):
         return finding
     impl, owner, fn, _ = rejecting[0]
     entry = index.classes[owner]
     names = ", ".join(f"`{short(i)}`" for i in sorted({i for i, _, _, _ in rejecting})[:3])
     reason = Reason("unbuilt-override", "lower", entry.file.display, fn.line,
-                    f"no `Impl(...)` call in the tree builds {names}: the override disagrees with its base, "
-                    f"but nothing the analysis sees hands such an object to this call")
+                    f"nothing in the tree builds {names} or hands the class out (no `Impl(...)` call, factory "
+                    f"or registry): the override disagrees with its base, but no configuration the analysis "
+                    f"sees gives such an object to this call")
     return replace(finding, confidence="low", confidence_reasons=(reason, *finding.confidence_reasons))
+
+
+def _on_self(ref: tuple, self_name: str) -> bool:
+    """`self` itself or `super()`: a call the class makes on its own hierarchy, not on a held object."""
+    return (ref[0] == "name" and ref[1] == self_name) or (
+        ref[0] == "call" and ref[1] is not None and ref[1][0] == "name" and ref[1][1] == "super")

@@ -21,13 +21,13 @@ import pytest
 import history_corpus as hc
 from precision_labels import cache_root
 
-# Measured: 14 of 33 cases in the default report (the same 14 at any confidence): 8, then 14 with
-# AL002 reading overrides that drop a forwarded parameter (the six mamba_indices cases).
+# Measured: 15 of 33 cases in the default report (the same 15 at any confidence): 8, then 15 with
+# AL002 reading overrides that drop or rename a forwarded parameter (six mamba_indices cases, LoRA).
 # (tbo-on-after-cuda-graph-warmup was latent for a while: unsupported-pairing's slot half took a
 # slot for the installed object although the two-batch splitter refills it with the wrapper's
 # children; tests/test_signal_unsupported_pairing.py keeps that from coming back.)
-RECALL_FLOOR = 14 / 33
-RECALL_ANY_FLOOR = 14 / 33
+RECALL_FLOOR = 15 / 33
+RECALL_ANY_FLOOR = 15 / 33
 
 
 @pytest.fixture(scope="module")

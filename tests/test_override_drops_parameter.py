@@ -109,3 +109,36 @@ class Tiered(PlainPool):
         return super().copy_out(indices, extra_indices=extra_indices)
 """
     assert [f for f in _findings(tmp_path, pools=pools) if "Tiered" in f.class_name] == []
+
+
+def test_a_class_a_registry_hands_out_counts_as_built(tmp_path):
+    # `return SparsePool` from a registered factory: the class is handed out to be built.
+    build = """
+from pkg.pools import Allocator, PlainPool, SparsePool
+
+REGISTRY = {}
+
+def register(name):
+    def deco(fn):
+        REGISTRY[name] = fn
+        return fn
+    return deco
+
+@register("sparse")
+def sparse_pool_class():
+    return SparsePool
+
+def build(name):
+    return Allocator(REGISTRY[name]()(8))
+"""
+    (f,) = _findings(tmp_path, build=build)
+    assert f.confidence == "medium"
+
+
+def test_a_renamed_parameter_forwarded_by_keyword_is_found(tmp_path):
+    # The base's required parameter, passed by keyword, renamed by one override.
+    pools = _POOLS.replace("def copy_out(self, indices):", "def copy_out(self, idx, extra_indices=None):").replace(
+        "self._pool.copy_out(indices, extra_indices=extra_indices)",
+        "self._pool.copy_out(indices=indices, extra_indices=extra_indices)")
+    (f,) = _findings(tmp_path, pools=pools)
+    assert "unexpected keyword argument 'indices'" in f.message

@@ -45,9 +45,7 @@ class ModelReach(Signal):
     def rule_out(self, ctx: "Context", p: Pairing) -> Reason | None:
         if p.wrapper is None or p.wrapper not in ctx.index.classes:
             return None
-        state = ctx.__dict__.get("_model_reach")
-        if state is None:
-            state = ctx.__dict__["_model_reach"] = _Reach(ctx)
+        state = reach_of(ctx)
         need = state.requirement(p.wrapper)
         if not need:
             return None
@@ -65,6 +63,14 @@ class ModelReach(Signal):
         return Reason(self.name, "lower", path, line,
                       f"`{short(p.wrapper)}` is built only under {label}{more}; `{p.site.where}` is "
                       f"reached only from model classes {names}, which that test never admits")
+
+
+def reach_of(ctx: "Context") -> "_Reach":
+    """The run's tree-wide reach tables (built once, on first use)."""
+    state = ctx.__dict__.get("_model_reach")
+    if state is None:
+        state = ctx.__dict__["_model_reach"] = _Reach(ctx)
+    return state
 
 
 def _admits(key: frozenset, root: str, ctx: "Context") -> bool:
