@@ -81,6 +81,11 @@ def _is_type(t, depth: int = 0) -> bool:
         return arg is None or _is_type(arg, depth + 1)
     if kind == "tunion":
         return type(arg) is tuple and all(_is_type(x, depth + 1) for x in arg)
+    if kind == "ttype":
+        return _is_type(arg, depth + 1)
+    if kind == "tdefault":  # (annotation or None, the default's dotted name)
+        return type(arg) is tuple and len(arg) == 2 and (arg[0] is None or _is_type(arg[0], depth + 1)) \
+            and type(arg[1]) is str
     return False
 
 

@@ -89,6 +89,16 @@ class Resolver:
             for item in tref[1]:
                 out |= self.annotation(item, module)
             return frozenset(out)
+        if kind == "ttype":  # type[X]: the class X or a subclass, called to build one
+            return frozenset(("cls", t) for t in self.annotation(tref[1], module) if isinstance(t, str))
+        if kind == "tdefault":
+            ann, default = tref[1]
+            sym = self.index.resolve_name(module, default)
+            if sym is not None and sym.kind == "class" and sym.qual in self.index.classes:
+                # A class default: the parameter holds a class (the annotation names its base).
+                bases = [t for t in self.annotation(ann, module) if isinstance(t, str)]
+                return frozenset(("cls", t) for t in (bases or [sym.qual]))
+            return self.annotation(ann, module)
         return EMPTY
 
     @staticmethod
@@ -99,6 +109,11 @@ class Resolver:
             return tref[1]
         if tref[0] == "tseq":
             return f"list[{Resolver.annotation_text(tref[1])}]"
+        if tref[0] == "ttype":
+            return f"type[{Resolver.annotation_text(tref[1])}]"
+        if tref[0] == "tdefault":
+            ann, default = tref[1]
+            return f"{Resolver.annotation_text(ann) if ann else '?'} = {default}"
         return " | ".join(Resolver.annotation_text(t) for t in tref[1])
 
     # --- the resolver -------------------------------------------------------------------------
@@ -310,8 +325,8 @@ class Resolver:
         """Whether type element `t` is one of, or a subclass of, the declared types."""
         if isinstance(t, str):
             return any(isinstance(d, str) and d in self.index.mro(t) for d in declared)
-        if t[0] == "seq":
-            return any(isinstance(d, tuple) and d[0] == "seq" and d[1] in self.index.mro(t[1]) for d in declared)
+        if t[0] in ("seq", "cls"):
+            return any(isinstance(d, tuple) and d[0] == t[0] and d[1] in self.index.mro(t[1]) for d in declared)
         return False
 
     def _returns(self, owner: str, fn: FunctionInfo, depth: int) -> Resolution:
@@ -325,14 +340,17 @@ class Resolver:
         path = self._path(module)
         label = f"{owner.rsplit('.', 1)[-1]}.{fn.name}" if owner else fn.name
         types = self.annotation(fn.returns, module)
-        out, steps = set(), []
+        out, steps, complete = set(), [], True
         for value in fn.return_values:
             r = self.resolve(value, Scope(module, owner, fn), depth + 1)
             out |= r.types
             steps.extend(r.steps)
+            complete = complete and bool(r.types)
         # A factory annotated with the base but returning one concrete class is that class: the
-        # return statements are the more precise fact whenever they agree with the annotation.
-        if out and (not types or all(self._within(t, types) for t in out)):
+        # return statements are the more precise fact whenever they agree with the annotation and
+        # all of them are understood (`return table[key]` beside `return A` may give anything the
+        # annotation allows).
+        if out and (not types or complete and all(self._within(t, types) for t in out)):
             shown = ", ".join(sorted(describe_type(t) for t in out))
             steps.append(Evidence(path, fn.line, f"`{label}()` returns {shown} (from its return statements)"))
             res = Resolution(frozenset(out), tuple(steps[:8]))

@@ -13,7 +13,9 @@ Ref shapes (all tuples, first item is the kind):
     ("name", id)                 ("attr", ref, attr)          ("call", ref, line, col)
     ("sub", ref)                 ("iter", ref)                ("seq", (ref, ...))
     ("union", (ref, ...))        ("getattr", ref, name)       ("type", typeref)
-Type refs (from annotations): ("t", "dotted.name"), ("tseq", typeref), ("tunion", (typeref, ...)).
+Type refs (from annotations): ("t", "dotted.name"), ("tseq", typeref), ("tunion", (typeref, ...)),
+("ttype", typeref) for `type[X]`, ("tdefault", (typeref or None, "dotted.name")) for a parameter whose
+default is a capitalised name (a class default makes it class-valued; the resolver decides).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from .platforms import add_platform_gates, mentions_platform_test
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 18
+SUMMARY_VERSION = 19
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -217,6 +219,9 @@ def type_ref(node: ast.expr | None, depth: int = 0) -> tuple | None:
             return result
         if short in _TRANSPARENT_GENERICS:
             return type_ref(args[0], depth + 1)
+        if short in ("Type", "type"):  # the class itself: calling it gives an instance
+            inner = type_ref(args[0], depth + 1)
+            return ("ttype", inner) if inner else None
         if short in _SEQUENCE_GENERICS or head in _SEQUENCE_GENERICS:
             elems = [a for a in args if not (isinstance(a, ast.Constant) and a.value is Ellipsis)]
             inner = None
@@ -827,6 +832,19 @@ def _catches_attribute_error(node: ast.expr | None) -> bool:
     return name.rsplit(".", 1)[-1] == "AttributeError"
 
 
+def _param_type(annotation: ast.expr | None, default: ast.expr | None) -> tuple | None:
+    """A parameter's type ref. A default that names a class (`pool_cls: Pool = PlainPool`) makes
+    the parameter class-valued whatever the annotation says (it means `type[Pool]`): kept as
+    ("tdefault", (annotation, name)) for the resolver to decide once it knows what the name is.
+    Only capitalised names are kept (class names by convention; constants are filtered there)."""
+    ref = type_ref(annotation)
+    if default is not None and type(default) in (ast.Name, ast.Attribute):
+        name = dotted(default)
+        if name and name.rsplit(".", 1)[-1][:1].isupper():
+            return ("tdefault", (ref, name))
+    return ref
+
+
 def _params(args: ast.arguments) -> tuple[Param, ...]:
     out: list[Param] = []
     positional = list(args.posonlyargs) + list(args.args)
@@ -834,11 +852,12 @@ def _params(args: ast.arguments) -> tuple[Param, ...]:
     first_default = len(positional) - n_defaults
     for i, a in enumerate(positional):
         kind = POSITIONAL_ONLY if i < len(args.posonlyargs) else POSITIONAL_OR_KEYWORD
-        out.append(Param(a.arg, kind, i >= first_default, type_ref(a.annotation)))
+        default = args.defaults[i - first_default] if i >= first_default else None
+        out.append(Param(a.arg, kind, i >= first_default, _param_type(a.annotation, default)))
     if args.vararg:
         out.append(Param(args.vararg.arg, VAR_POSITIONAL, False, None))
     for a, d in zip(args.kwonlyargs, args.kw_defaults):
-        out.append(Param(a.arg, KEYWORD_ONLY, d is not None, type_ref(a.annotation)))
+        out.append(Param(a.arg, KEYWORD_ONLY, d is not None, _param_type(a.annotation, d)))
     if args.kwarg:
         out.append(Param(args.kwarg.arg, VAR_KEYWORD, False, None))
     return tuple(out)
@@ -855,6 +874,7 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
     walker.block_end = node.end_lineno or node.lineno
     for stmt in node.body:
         walker.visit(stmt)
+    own_returns = len(walker.return_values)
     for nested in walker.nested:
         # Closures see the enclosing function's names; summarise their calls and probes in its scope.
         if isinstance(nested, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -865,6 +885,7 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
                 walker.visit(stmt)
         else:
             pending.append(nested)
+    del walker.return_values[own_returns:]  # what a closure returns is not what this function returns
     return FunctionInfo(
         name=node.name, line=node.lineno, col=node.col_offset, end_line=node.end_lineno or node.lineno,
         params=params, decorators=decorators, returns=type_ref(node.returns),
@@ -905,6 +926,14 @@ def _probed_reads(walker: _FunctionWalker) -> tuple[Read, ...]:
     return tuple(out)
 
 
+def _after_overloads(previous: FunctionInfo | None, fn: FunctionInfo) -> None:
+    """A definition after `@overload` stubs answers for all of them: its return type becomes the
+    union of theirs and its own, which is what a caller can get (the stubs carry the precise
+    types; the implementation's annotation is often a loose `Optional[type]`)."""
+    if previous is not None and any(d.endswith("overload") for d in previous.decorators):
+        fn.returns = _union(fn.returns, previous.returns)
+
+
 def _summarise_class(node: ast.ClassDef, prefix: str, classes: dict[str, ClassInfo], pending: list,
                      imports: list[Import], chains: list) -> None:
     name = f"{prefix}{node.name}"
@@ -921,7 +950,10 @@ def _summarise_class(node: ast.ClassDef, prefix: str, classes: dict[str, ClassIn
             # A property setter or an overload must not hide the real definition's signature.
             if previous is None or not any(d.endswith((".setter", ".deleter", "overload"))
                                            for d in fn.decorators):
+                _after_overloads(previous, fn)
                 info.methods[stmt.name] = fn
+            elif any(d.endswith("overload") for d in fn.decorators):
+                _after_overloads(fn, previous)  # the stub kept so far answers for this one too
         elif isinstance(stmt, ast.ClassDef):
             _summarise_class(stmt, f"{name}.", classes, pending, imports, chains)
             info.attrs[stmt.name] = ClassAttr(stmt.lineno, None, ("name", stmt.name))
@@ -988,7 +1020,9 @@ def summarise_tree(tree: ast.Module, n_lines: int) -> ModuleSummary:
             if isinstance(node, ast.ClassDef):
                 _summarise_class(node, "", classes, pending, imports, chains)
             else:
-                functions[node.name] = _summarise_function(node, False, pending, imports, chains)
+                fn = _summarise_function(node, False, pending, imports, chains)
+                _after_overloads(functions.get(node.name), fn)
+                functions[node.name] = fn
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, (ast.List, ast.Tuple)) and any(
