@@ -52,11 +52,21 @@ class Context:
         if key in self._memo:
             return self._memo[key]
         res = self.resolver.resolve(ref, site.scope) if ref is not None else NOTHING
+        if not res.instances() and kind == "call" and ref is not None and ref[0] == "name":
+            # Calls only: a probe of an unannotated parameter is mostly duck typing over whatever
+            # comes in (`if hasattr(x, "a"): ... elif ...: else: raise`), a call is a use.
+            res = self._param_callers.resolve(site, ref[1])
         if not res.instances() and self.fallback is not None and line \
                 and _calls_tree_code(ref, self.defined_names, lambda name: self._binds(site, name)):
             res = self.fallback.infer(site, line, col, kind) or res
         self._memo[key] = res
         return res
+
+    @functools.cached_property
+    def _param_callers(self):
+        from .param_callers import ParamCallers
+
+        return ParamCallers(self)
 
     @functools.cached_property
     def defined_names(self) -> frozenset[str]:

@@ -1,0 +1,135 @@
+"""An unannotated parameter typed from the calls that pass it.
+
+`Req.offload(self, pool, allocator)` says nothing of `allocator`; its callers do
+(`req.offload(self.pool, self.token_to_kv_pool_allocator)`, that attribute annotated). Asked only
+where the index has no other answer for the receiver of a member call (not of a probe: probing an
+unannotated parameter is mostly duck typing over whatever comes in) that is such a parameter, and only for methods
+(a call reaches them through a receiver the index can check) and `__init__` (its constructions
+are in the summaries with their arguments). A caller's argument is read from its source where the
+summary keeps none: the caller's file is parsed once per run, and only for these few calls.
+
+The answer is what the callers the index can follow pass: each is a configuration that really
+hands that object over, so a claim resting on it is true of that caller.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from .discover import open_source
+from .findings import Evidence
+from .resolve import NOTHING, Resolution, Scope
+
+if TYPE_CHECKING:
+    from .context import Context
+    from .facts import Site
+
+MAX_CALLERS = 8  # more callers than this: a utility everyone calls, not a hand-over worth typing
+
+
+class ParamCallers:
+    def __init__(self, ctx: "Context"):
+        self.ctx = ctx
+        self._trees: dict[str, ast.Module | None] = {}
+        self._memo: dict[tuple, Resolution] = {}
+
+    def resolve(self, site: "Site", name: str) -> Resolution:
+        fn = site.fn
+        if site.cls is None or not fn.params or fn.params[0].name == name or fn.kind != "method":
+            return NOTHING
+        index = [i for i, p in enumerate(fn.params) if p.name == name]
+        if not index or fn.params[index[0]].annotation is not None or fn.params[index[0]].kind not in (0, 1, 3):
+            return NOTHING  # not a parameter, annotated, or *args/**kwargs
+        key = (site.module, site.cls, fn.name, name)
+        hit = self._memo.get(key)
+        if hit is None:
+            self._memo[key] = NOTHING  # a caller passing the parameter on to itself
+            positional = fn.params[index[0]].kind <= 1
+            hit = self._memo[key] = self._resolve(site, name, index[0] - 1 if positional else 1 << 30)
+        return hit
+
+    def _resolve(self, site: "Site", name: str, position: int) -> Resolution:
+        callers = (self._constructions(site, name, position) if site.fn.name == "__init__"
+                   else self._member_calls(site, name, position))
+        if callers is None:
+            return NOTHING
+        out: set = set()
+        steps: list[Evidence] = []
+        resolver = self.ctx.resolver
+        for scope, path, line, arg in callers:
+            r = resolver.resolve(arg, scope)
+            found = r.instances()
+            if not found:
+                continue
+            out |= found
+            shown = ", ".join(sorted(t.rsplit(".", 1)[-1] for t in found))
+            steps.append(Evidence(path, line, f"`{name}` is not annotated; this call passes {shown}"))
+            steps.extend(r.steps[:2])
+        if not out:
+            return NOTHING
+        return Resolution(frozenset(out), tuple(steps[:6]))
+
+    def _constructions(self, site: "Site", name: str, position: int):
+        out = []
+        for scope, (_, args, kwargs, star) in self.ctx.model.constructions_of(site.cls):
+            arg = dict(kwargs).get(name)
+            if arg is None and not star and position < len(args):
+                arg = args[position]
+            if arg is not None:
+                out.append((scope, self.ctx.index.modules[scope.module].file.display, scope.fn.line, arg))
+        return out[:MAX_CALLERS] or None
+
+    def _member_calls(self, site: "Site", name: str, position: int):
+        """The calls of this very method (their receiver can be a class that runs it), each with
+        the argument given for the parameter, read from the caller's source."""
+        ctx, index = self.ctx, self.ctx.index
+        calls = []
+        for csite, call, (recv, _, how) in ctx.member_calls.get(site.fn.name, ()):
+            if how != "call" or call.star or call.double_star:
+                continue
+            res = ctx.resolver.resolve(recv, csite.scope)
+            if not any(index.lookup(t, site.fn.name) and index.lookup(t, site.fn.name)[0] == site.cls
+                       for t in res.instances() if t in index.classes):
+                continue
+            calls.append((csite, call))
+            if len(calls) > MAX_CALLERS:
+                return None
+        out = []
+        for csite, call in calls:
+            node = self._call_node(csite, call)
+            if node is None:
+                continue
+            arg = next((kw.value for kw in node.keywords if kw.arg == name), None)
+            if arg is None and position < len(node.args) and not any(
+                    isinstance(a, ast.Starred) for a in node.args[:position + 1]):
+                arg = node.args[position]
+            ref = _ref(arg) if arg is not None else None
+            if ref is not None:
+                out.append((Scope(csite.module, csite.cls, csite.fn), csite.path, call.line, ref))
+        return out or None
+
+    def _call_node(self, csite: "Site", call) -> ast.Call | None:
+        mod = self.ctx.index.modules.get(csite.module)
+        if mod is None:
+            return None
+        path = mod.file.path
+        if path not in self._trees:
+            try:
+                with open_source(path) as fh:
+                    self._trees[path] = ast.parse(fh.read())
+            except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+                self._trees[path] = None
+        tree = self._trees[path]
+        if tree is None:
+            return None
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and node.lineno == call.line and node.col_offset == call.col:
+                return node
+        return None
+
+
+def _ref(node: ast.expr) -> tuple | None:
+    from .summary import _EXPRESSIONS
+
+    return _EXPRESSIONS.ref(node)
