@@ -341,9 +341,10 @@ class FamilyModel:
     def _wrappers_given_to(self, scope: Scope, arg: tuple, wrappers, depth: int = 0) -> dict[str, Evidence]:
         """Where `arg` is a parameter of the function `scope` is in, the wrappers the calls of that
         function pass for it: what the argument there resolves to, followed again through a
-        parameter of the calling function (two steps at most). Each with where it is passed."""
+        parameter of the calling function (two steps at most). Each with where it is passed. A
+        parameter the function also rebinds still holds what it was given on the other paths."""
         fn = scope.fn
-        if depth > 2 or fn is None or not arg or arg[0] != "name" or arg[1] in fn.locals:
+        if depth > 2 or fn is None or not arg or arg[0] != "name":
             return {}
         name = arg[1]
         params = list(fn.params[1:] if scope.cls and fn.kind != "staticmethod" else fn.params)

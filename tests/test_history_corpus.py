@@ -21,12 +21,13 @@ import pytest
 import history_corpus as hc
 from precision_labels import cache_root
 
-# Measured: 8 of 33 cases in the default report (the same 8 reported at any confidence).
+# Measured: 11 of 33 cases in the default report (the same 11 reported at any confidence): 8, and
+# the three nested-wrapper cases of gap 2 (docs/history-corpus.md).
 # (tbo-on-after-cuda-graph-warmup was latent for a while: unsupported-pairing's slot half took a
 # slot for the installed object although the two-batch splitter refills it with the wrapper's
 # children; tests/test_signal_unsupported_pairing.py keeps that from coming back.)
-RECALL_FLOOR = 8 / 33
-RECALL_ANY_FLOOR = 8 / 33
+RECALL_FLOOR = 11 / 33
+RECALL_ANY_FLOOR = 11 / 33
 
 
 @pytest.fixture(scope="module")

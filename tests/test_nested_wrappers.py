@@ -204,6 +204,20 @@ def build(runner):
     assert pairs(findings) == [("Phased", "max_len")]
 
 
+def test_a_parameter_rebound_on_one_path_still_holds_what_it_was_given_on_the_others(tmp_path):
+    findings = _lint(tmp_path, '''
+def wrap(runner, inner: Backend):
+    if runner:
+        inner = Dense()
+    return Mixed(inner, StateCache())
+
+
+def build(runner):
+    return wrap(runner, Phased(Dense(), Dense()))
+''')
+    assert pairs(findings) == [("Phased", "max_len")]
+
+
 def test_through_a_local_bound_to_the_wrapper_class(tmp_path):
     findings = _lint(tmp_path, '''
 def wrap(runner, inner: Backend):
