@@ -159,7 +159,7 @@ def _snapshot_of(result) -> dict:
             "path": entry.file.display, "line": entry.info.line, "mro": index.mro(wq),
             "getattr": index.has_getattr_hook(wq), "opaque": bool(index.opaque_bases(wq)),
             "delegates": {d.attr: sorted(d.types) for d in w.delegates},
-            "impls": model.implementations(delegate_types, exclude=wq),
+            "impls": model.implementations(delegate_types, exclude=wq, nested=False),
             "impls_all": model.implementations(delegate_types, exclude=wq, leaves_only=False),
             "members": lookup_table(wq), "forwarded": sorted(w.forwarded), "calls": calls,
         }

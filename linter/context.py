@@ -98,8 +98,17 @@ class Context:
         reading its own delegates, and code that unwraps wrappers, never reach a wrapper."""
         model = self.model
         for site, recv, line, col, kind, item in uses:
-            if model.is_wrapper_internal(site.cls, site.fn, recv) or model.via_unwrapper(
-                    site.fn, site.scope, recv, wq):
+            if model.via_unwrapper(site.fn, site.scope, recv, wq):
+                continue
+            if model.is_wrapper_internal(site.cls, site.fn, recv):
+                # ...unless the tree hands `wq` to the parameter it reads: `Outer(Split(...))`
+                # with `getattr(inner, "max_len", None)` in `Outer.__init__`.
+                given = model.wrappers_given(site.cls, site.fn, recv).get(wq)
+                if given is None:
+                    continue
+                res = self.receiver_types(site, recv, line if kind == "probe" else 0, col, kind)
+                res = Resolution(res.types | {wq}, (*res.steps[:3], given), res.via)
+                yield item, res, self.can_be(res, wq, site, recv)
                 continue
             res = self.receiver_types(site, recv, line if kind == "probe" else 0, col, kind)
             static = self.can_be(res, wq, site, recv)

@@ -143,6 +143,11 @@ def _compute(module: str, path: str, summary: ModuleSummary) -> ModuleFacts:
             last = callee[1].rsplit(".", 1)[-1] if callee[0] == "name" else callee[-1]
             scope = scope or Scope(module, cqual, fn)
             facts.constructions.append((last, scope, construction))
+            if callee[0] == "name" and callee[1] in fn.locals:
+                # `cls = Split` then `cls(...)`: found under each class name the local is bound to.
+                for value in fn.locals[callee[1]]:
+                    if value and value[0] == "name" and value[1] != last:
+                        facts.constructions.append((value[1].rsplit(".", 1)[-1], scope, construction))
         if cqual and fn.params:
             forwarded_attrs(fn, fn.params[0].name, receivers, facts.receiver_attrs.setdefault(cqual, set()))
         steps: set[str] = set()

@@ -16,7 +16,7 @@ from .findings import Evidence
 from .index import TreeIndex
 from .facts import ModuleFacts, function_ref, mentions_self_attr, scopes_of
 from .resolve import Resolver, Scope, describe_type
-from .summary import FunctionInfo, member_target, root_name
+from .summary import KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, FunctionInfo, member_target, root_name
 
 
 @dataclass(slots=True)
@@ -55,6 +55,8 @@ class FamilyModel:
         self._structure_memo: dict[str, frozenset[str]] = {}
         self._forwarding_memo: dict[tuple, tuple[list[Evidence], dict[str, Evidence]]] = {}
         self._attrs_memo: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        self._given_memo: dict[tuple, dict[str, Evidence]] = {}
+        self._calls_memo: dict[tuple, list] = {}
 
     @cached_property
     def family_members(self) -> dict[str, frozenset[str]]:
@@ -74,37 +76,74 @@ class FamilyModel:
         return bool(self.index.subclasses.get(qual))
 
     def implementations(self, types: set[str] | frozenset[str], exclude: str | None = None,
-                        leaves_only: bool = True) -> list[str]:
+                        leaves_only: bool = True, nested: bool = True) -> list[str]:
         """Every class an attribute of these static types can hold: each type and its descendants.
 
-        With `leaves_only`, other wrappers are left out: a delegate is taken to be an
-        implementation, not another wrapper (wrappers are assumed not to nest), so the wrapper
-        structure itself (`full_attn_backend`, `primary`) is never mistaken for a hook.
+        With `leaves_only`, a wrapper is held only where `types` names it (and not at all
+        without `nested`): a delegate holds another wrapper only where the tree shows one given
+        to it (a construction passing it, a factory returning it: see `_narrow_by_construction`),
+        never because some wrapper descends from the delegate's annotation. Wrappers do nest (a
+        prefill/decode split inside a hybrid wrapper and the reverse), but an annotation naming
+        the family's root says nothing of which.
         """
         out: set[str] = set()
         for t in types:
             out.add(t)
             out |= self.index.descendants(t)
-        out.discard(exclude)
         if leaves_only:
-            out -= set(self.wrappers)
+            out -= self.wrappers.keys() - (types if nested else frozenset())
+        out.discard(exclude)
         return sorted(out)
 
     def members_provided(self, impls: list[str]) -> dict[str, set[str]]:
-        """Member name -> the classes that define it, over every implementation in `impls`."""
+        """Member name -> the classes that define it, over every implementation in `impls`.
+
+        A wrapper among them provides a member only where it does more than hand the member on
+        to its own delegates, or hands it to one that can provide it (`provides`): a split
+        wrapper's `hook()` that calls `self.child.hook()` provides nothing when no child has it."""
         key = tuple(impls)
         hit = self._provided_memo.get(key)
         if hit is None:
             hit = {}
             for impl in impls:
                 class_level, instance_level = self.index.member_table(impl)
+                wrapper = impl in self.wrappers
                 for name, (owner, _) in instance_level.items():
-                    if name not in class_level:
+                    if name not in class_level and (not wrapper or self.provides(impl, name)):
                         hit.setdefault(name, set()).add(owner)
                 for name, (owner, _) in class_level.items():
-                    hit.setdefault(name, set()).add(owner)
+                    if not wrapper or self.provides(impl, name):
+                        hit.setdefault(name, set()).add(owner)
             self._provided_memo[key] = hit
         return hit
+
+    def provides(self, qual: str, member: str, depth: int = 0) -> bool:
+        """Whether an instance of `qual` really has `member`: any class that defines it, except a
+        wrapper whose definition only forwards the member to its own delegates (`return
+        self.inner.member(...)`) while none of the classes those delegates hold provides it."""
+        if self.index.lookup(qual, member) is None:
+            return False
+        if qual not in self.wrappers or depth > 3 or not self.forwards_own_name(qual, member):
+            return True
+        held = self.implementations(self.wrappers[qual].delegate_types(), exclude=qual)
+        return any(self.provides(h, member, depth + 1) for h in held)
+
+    def forwards_own_name(self, qual: str, member: str) -> bool:
+        """Wrapper `qual`'s method (or property) `member` reaches `member` on its own delegates:
+        calls or probes it there, or returns it read off one."""
+        found = self.index.method(qual, member)
+        if found is None or not found[1].params:
+            return False
+        fn = found[1]
+        for call in fn.calls:
+            target = member_target(fn, call.func)
+            if target and target[1] == member and self._own_delegate_in(qual, fn, target[0], 0):
+                return True
+        for probe in fn.probes:
+            if probe.member == member and self._own_delegate_in(qual, fn, probe.receiver, 0):
+                return True
+        return any(v and v[0] in ("attr", "getattr") and v[2] == member and self._own_delegate_in(qual, fn, v[1], 0)
+                   for v in fn.return_values)
 
     @cached_property
     def structural_members(self) -> frozenset[str]:
@@ -199,7 +238,9 @@ class FamilyModel:
         return all(self._own_delegate_in(site_cls, helper, v, depth + 1) for v in helper.return_values)
 
     def is_wrapper_internal(self, site_cls: str | None, fn: FunctionInfo, ref: tuple | None) -> bool:
-        """A wrapper's own code reading its delegates (not itself): never a probe of a wrapper."""
+        """A wrapper's own code reading its delegates (not itself): never a probe of a wrapper,
+        except of the wrappers `wrappers_given` finds handed to a parameter it reads (the caller,
+        Context.reaching, asks that per wrapper)."""
         if site_cls is None or site_cls not in self.wrappers or not fn.params:
             return False
         return root_name(ref) != fn.params[0].name or self.reads_own_delegate(site_cls, fn, ref)
@@ -213,7 +254,7 @@ class FamilyModel:
                 out[qual] = w
         for w in out.values():
             for d in w.delegates:
-                self._narrow_by_construction(w.qual, d)
+                self._narrow_by_construction(w.qual, d, out.keys())
         return out
 
     # --- what the constructors are really given ------------------------------------------------
@@ -225,41 +266,128 @@ class FamilyModel:
                 out.setdefault(last, []).append((scope, construction))
         return out
 
-    def _narrow_by_construction(self, qual: str, delegate: Delegate) -> None:
+    def _narrow_by_construction(self, qual: str, delegate: Delegate, wrappers) -> None:
         """Where every construction of the wrapper in the tree passes known classes for the
         parameter a delegate is stored from, the delegate holds those, not every subclass of its
         annotation (`DotsHybrid(create_dsa_backend(...), ...)` holds a DSA backend). A subclass
-        constructing its base with `super().__init__(experts=CutlassExperts(...))` counts too."""
+        constructing its base with `super().__init__(experts=CutlassExperts(...))` counts too.
+
+        Where some construction cannot be read, the others still show what they pass: another
+        wrapper (`wrappers`) given to the delegate by one of them is held besides the
+        annotation's classes, since implementations() keeps a wrapper only where it is named."""
         sources = self._delegate_sources(qual, delegate.attr)
         if not sources:
             return
         short = qual.rsplit(".", 1)[-1]
         types: set[str] = set()
-        evidence: list[Evidence] = []
+        evidence: list[tuple[set[str], Evidence]] = []  # what each construction passes, and where
+        complete = True
         for scope, (_, args, kwargs, star), params, used, label in sources:
             if star:
-                return
+                complete = False
+                continue
             keywords = dict(kwargs)
             for name in used:
                 idx = params.index(name)
                 arg = keywords.get(name) or (args[idx] if idx < len(args) else None)
                 if arg is None:
-                    return
+                    complete = False
+                    continue
+                # A parameter of the calling function is what that function's callers give it.
+                for w, e in self._wrappers_given_to(scope, arg, wrappers).items():
+                    if w != qual and self.same_family(w, qual):
+                        types.add(w)
+                        evidence.append(({w}, e))
                 res = self.resolver.resolve(arg, scope)
                 inst = {t for t in res.instances() if self.same_family(t, qual) and t != qual}
                 if not inst:
-                    return
+                    complete = False
+                    continue
                 types |= inst
                 mod = self.index.modules[scope.module]
-                evidence.append(Evidence(mod.file.display, scope.fn.line,
-                                         f"`{label}` in `{scope.fn.name}` passes "
-                                         f"{', '.join(sorted(describe_type(t) for t in inst))} as `{name}`"))
+                evidence.append((inst, Evidence(mod.file.display, scope.fn.line,
+                                                f"`{label}` in `{scope.fn.name}` passes "
+                                                f"{', '.join(sorted(describe_type(t) for t in inst))} as `{name}`")))
+        if not complete:
+            nested = {t for t in types if t in wrappers} - delegate.types
+            if nested:
+                delegate.types = delegate.types | nested
+                delegate.evidence = delegate.evidence + tuple(e for inst, e in evidence if inst & nested)[:3]
+            return
         if types and types != set(delegate.types):
             delegate.types = frozenset(types)
-            delegate.evidence = delegate.evidence + tuple(evidence[:3]) + (Evidence(
+            delegate.evidence = delegate.evidence + tuple(e for _, e in evidence[:3]) + (Evidence(
                 self.index.classes[qual].file.display, self.index.classes[qual].info.line,
                 f"every construction of `{short}` in the tree is seen: `self.{delegate.attr}` holds "
                 f"{', '.join(sorted(describe_type(t) for t in types))}"),)
+
+    # --- wrappers handed on through a function's parameters -----------------------------------
+    def wrappers_given(self, site_cls: str | None, fn: FunctionInfo, ref: tuple | None) -> dict[str, Evidence]:
+        """The wrappers a receiver can be when it is a parameter of a wrapper's method, from the
+        calls of that method the tree shows (for `__init__`, the wrapper's constructions): a
+        wrapper built as `Outer(Split(...))` whose `__init__` probes its parameter
+        (`getattr(inner, "max_len", None)`) probes the split wrapper. Empty for anything else."""
+        if site_cls is None or site_cls not in self.wrappers or not ref or ref[0] != "name" or not fn.params \
+                or ref[1] == fn.params[0].name:
+            return {}
+        key = (site_cls, fn.name, fn.line, ref)
+        hit = self._given_memo.get(key)
+        if hit is None:
+            module = self.index.classes[site_cls].module
+            hit = self._given_memo[key] = self._wrappers_given_to(Scope(module, site_cls, fn), ref,
+                                                                   self.wrappers.keys())
+        return hit
+
+    def _wrappers_given_to(self, scope: Scope, arg: tuple, wrappers, depth: int = 0) -> dict[str, Evidence]:
+        """Where `arg` is a parameter of the function `scope` is in, the wrappers the calls of that
+        function pass for it: what the argument there resolves to, followed again through a
+        parameter of the calling function (two steps at most). Each with where it is passed. A
+        parameter the function also rebinds still holds what it was given on the other paths."""
+        fn = scope.fn
+        if depth > 2 or fn is None or not arg or arg[0] != "name":
+            return {}
+        name = arg[1]
+        params = list(fn.params[1:] if scope.cls and fn.kind != "staticmethod" else fn.params)
+        param = next((p for p in params if p.name == name), None)
+        if param is None or param.kind in (VAR_POSITIONAL, VAR_KEYWORD):
+            return {}
+        idx = params.index(param)
+        out: dict[str, Evidence] = {}
+        for cscope, (_, args, kwargs, star), label in self._calls_of(scope):
+            given = dict(kwargs).get(name)
+            if given is None and param.kind != KEYWORD_ONLY and idx < len(args):
+                given = args[idx]
+            if given is None:
+                continue
+            found = {t for t in self.resolver.resolve(given, cscope).instances() if t in wrappers}
+            if found:
+                mod = self.index.modules[cscope.module]
+                e = Evidence(mod.file.display, cscope.fn.line,
+                             f"`{label}` in `{cscope.fn.name}` passes "
+                             f"{', '.join(sorted(describe_type(t) for t in found))} as `{name}`")
+                for t in sorted(found):
+                    out.setdefault(t, e)
+            for t, e in self._wrappers_given_to(cscope, given, wrappers, depth + 1).items():
+                out.setdefault(t, e)
+        return out
+
+    def _calls_of(self, scope: Scope) -> list[tuple[Scope, tuple, str]]:
+        """The calls the tree shows of the function `scope` is in, with their arguments: the
+        constructions of its class for an `__init__`, else the recorded calls (those passing a
+        constructed object: see summary's `constructions`) whose callee resolves to it."""
+        fn = scope.fn
+        if fn is None or fn.name == "<module>":
+            return []
+        if fn.name == "__init__" and scope.cls:
+            return self._init_calls(scope.cls)
+        ref = function_ref(scope.module, scope.cls, fn)
+        hit = self._calls_memo.get(ref)
+        if hit is None:
+            hit = self._calls_memo[ref] = [
+                (cscope, construction, f"{fn.name}(...)")
+                for cscope, construction in self._constructions_by_name.get(fn.name, ())
+                if construction[0] != ("super",) and ref in self.resolver.resolve(construction[0], cscope).types]
+        return hit
 
     def _stored_params(self, init: FunctionInfo, attr: str) -> list[str] | None:
         """The `__init__` parameters that `self.<attr>` is assigned from (directly or in a list)."""
@@ -280,23 +408,10 @@ class FamilyModel:
         if found is None:
             return None
         owner, init = found
-        short = qual.rsplit(".", 1)[-1]
         used = self._stored_params(init, attr)
         if used:
             params = [p.name for p in init.params[1:]]
-            out = [(scope, c, params, used, f"{short}(...)") for scope, c in self._constructions_of(qual)]
-            if owner == qual:
-                # Subclasses that build this class through super().__init__ run this very __init__.
-                for sub in sorted(self.index.subclasses.get(qual, ())):
-                    sub_init = self.index.classes[sub].info.methods.get("__init__")
-                    if sub_init is None:
-                        out.extend((scope, c, params, used, f"{sub.rsplit('.', 1)[-1]}(...)")
-                                   for scope, c in self._constructions_of(sub))
-                        continue
-                    entry = self.index.classes[sub]
-                    out.extend((Scope(entry.module, sub, sub_init), c, params, used, "super().__init__(...)")
-                               for c in sub_init.constructions if c[0] == ("super",))
-            return out
+            return [(scope, c, params, used, label) for scope, c, label in self._init_calls(qual, owner == qual)]
         if attr in init.self_attrs:
             return None  # stored from something other than a parameter
         # Stored by the base's __init__, which this class's __init__ calls with super().
@@ -318,7 +433,7 @@ class FamilyModel:
 
     def built_by_name(self, qual: str) -> bool:
         """Whether some call in the tree builds `qual` by its name (`Impl(...)`, `mod.Impl(x)`)."""
-        if self._constructions_of(qual):
+        if self._constructions_of(qual, True):
             return True
         short = qual.rsplit(".", 1)[-1]
         return any(getattr(self.index.resolve_name(module, short), "qual", None) == qual
@@ -335,11 +450,34 @@ class FamilyModel:
                         out.setdefault(g[0], set()).add(name)
         return out
 
-    def _constructions_of(self, qual: str) -> list[tuple[Scope, tuple]]:
+    def _init_calls(self, qual: str, own_init: bool = True) -> list[tuple[Scope, tuple, str]]:
+        """The calls that run `qual`'s `__init__` for an instance of `qual`: its constructions, and
+        where `qual` defines that `__init__` (`own_init`), those of its subclasses that inherit it
+        and the `super().__init__(...)` of those that do not. Each with a label for evidence."""
+        short = qual.rsplit(".", 1)[-1]
+        out = [(scope, c, f"{short}(...)") for scope, c in self._constructions_of(qual, True)]
+        if own_init:
+            for sub in sorted(self.index.subclasses.get(qual, ())):
+                sub_init = self.index.classes[sub].info.methods.get("__init__")
+                if sub_init is None:
+                    out.extend((scope, c, f"{sub.rsplit('.', 1)[-1]}(...)")
+                               for scope, c in self._constructions_of(sub, True))
+                    continue
+                entry = self.index.classes[sub]
+                out.extend((Scope(entry.module, sub, sub_init), c, "super().__init__(...)")
+                           for c in sub_init.constructions if c[0] == ("super",))
+        return out
+
+    def _constructions_of(self, qual: str, through_locals: bool = False) -> list[tuple[Scope, tuple]]:
+        """The calls that build `qual` by name (`Split(...)`), and with `through_locals` also
+        through a local bound to the class (`cls = Split` then `cls(...)`; model-reach follows
+        those itself, by the lines the local is called on)."""
         short = qual.rsplit(".", 1)[-1]
         out = []
         for scope, construction in self._constructions_by_name.get(short, ()):
-            if construction[0] == ("super",):
+            callee = construction[0]
+            if callee == ("super",) or (not through_locals and callee[0] == "name" and callee[1] != short
+                                        and callee[1] in scope.fn.locals):
                 continue
             res = self.resolver.resolve(construction[0], scope)
             if ("cls", qual) in res.types:

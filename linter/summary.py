@@ -30,7 +30,7 @@ from .platforms import add_platform_gates, mentions_platform_test
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 19
+SUMMARY_VERSION = 20
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -93,7 +93,9 @@ class FunctionInfo:
     self_attrs: dict[str, tuple[tuple[tuple | None, tuple | None, int], ...]] = field(default_factory=dict)
     calls: tuple[CallSite, ...] = ()
     probes: tuple[Probe, ...] = ()
-    # Calls of CamelCase names (constructors, by convention) with their argument expressions:
+    # Calls of CamelCase names (constructors, by convention), of locals bound to one
+    # (`cls = Split` then `cls(...)`), and calls passing one as an argument
+    # (`wrap(runner, Split(...))`), with their argument expressions:
     # (callee ref, positional refs, ((keyword, ref), ...), has *args or **kwargs).
     constructions: tuple[tuple, ...] = ()
     unimplemented: bool = False  # body is only `raise NotImplementedError`: a placeholder, not a behaviour
@@ -737,7 +739,8 @@ class _FunctionWalker(ast.NodeVisitor):
             if last == "__init__" and type(func.value) is ast.Call and type(func.value.func) is ast.Name \
                     and func.value.func.id == "super":
                 constructed = ("super",)  # how a subclass constructs its base, recorded like a call
-            elif last[:1].isupper() and (args or keywords):
+            elif (last[:1].isupper() and (args or keywords)) or _passes_construction(args, keywords) \
+                    or (ftype is ast.Name and _names_a_class(self.locals.get(last))):
                 name = dotted(func)
                 constructed = ("name", name) if name else callee
             if constructed is not None:
@@ -752,6 +755,33 @@ class _FunctionWalker(ast.NodeVisitor):
             visit(arg)
         for kw in keywords:
             visit(kw.value)
+
+
+def _passes_construction(args: list, keywords: list) -> bool:
+    """A call handing a freshly built object (`wrap(runner, Split(...))`) to a function: recorded
+    like a construction, so that what a function's parameter is given can be followed to the
+    objects built for it (families.FamilyModel._given)."""
+    for value in args:
+        if type(value) is ast.Call and _callee_name(value.func)[:1].isupper():
+            return True
+    for kw in keywords:
+        if type(kw.value) is ast.Call and _callee_name(kw.value.func)[:1].isupper():
+            return True
+    return False
+
+
+def _names_a_class(values: list | None) -> bool:
+    """A local bound to a CamelCase name (`cls = HybridBackend`): calling it constructs."""
+    return bool(values) and any(v and v[0] == "name" and v[1][:1].isupper() for v in values)
+
+
+def _callee_name(func: ast.expr) -> str:
+    ftype = type(func)
+    if ftype is ast.Name:
+        return func.id
+    if ftype is ast.Attribute:
+        return func.attr
+    return ""
 
 
 _DISPATCH = {getattr(ast, name[6:]): fn for name, fn in vars(_FunctionWalker).items()

@@ -168,7 +168,7 @@ def prefill(backend: Backend, batch):
         for wq, member in model.outermost(found):
             owners, hits, impls = found[(wq, member)]
             finding = self._report(ctx, wq, index.classes[wq], model.wrappers[wq], member, owners, hits)
-            holders = [i for i in impls if index.lookup(i, member) is not None]
+            holders = [i for i in impls if (index.lookup(i, member) or ("",))[0] in owners]
             yield assessed(ctx, finding, [Pairing(self.code, wq, impl, member, site, probe.line, "probe", probe.receiver)
                                           for site, probe, _, _ in hits for impl in holders])
 

@@ -115,7 +115,9 @@ class Runner:
             if index.opaque_bases(wq):
                 continue
             statics = wrapper.delegate_types() - {wq}
-            impls = model.implementations(statics, exclude=wq)
+            # Leaves only: a delegate that is itself a wrapper is left to AL001 (see
+            # docs/history-corpus.md, gap 2: on sglang 0.5.23 it added one pairing, never run).
+            impls = model.implementations(statics, exclude=wq, nested=False)
             for member, hit in sorted(index.member_table(wq)[0].items()):
                 if member.startswith("__") or member not in used or hit[0] == wq or hit[1] != "method" \
                         or member in model.structural_members:

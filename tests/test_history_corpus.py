@@ -21,14 +21,15 @@ import pytest
 import history_corpus as hc
 from precision_labels import cache_root
 
-# Measured: 17 of 33 cases in the default report (the same 17 at any confidence): 8, then 15 with
+# Measured: 20 of 33 cases in the default report (the same 20 at any confidence): 8, then 15 with
 # AL002 reading overrides that drop or rename a forwarded parameter (six mamba_indices cases, LoRA),
-# then 17 with @overload stubs and type[X] understood (the two nixl cases).
+# 17 with @overload stubs and type[X] understood (the two nixl cases), 20 with wrappers that nest
+# (gap 2's three cases).
 # (tbo-on-after-cuda-graph-warmup was latent for a while: unsupported-pairing's slot half took a
 # slot for the installed object although the two-batch splitter refills it with the wrapper's
 # children; tests/test_signal_unsupported_pairing.py keeps that from coming back.)
-RECALL_FLOOR = 17 / 33
-RECALL_ANY_FLOOR = 17 / 33
+RECALL_FLOOR = 20 / 33
+RECALL_ANY_FLOOR = 20 / 33
 
 
 @pytest.fixture(scope="module")
