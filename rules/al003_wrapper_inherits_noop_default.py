@@ -1,4 +1,5 @@
-"""AL003 wrapper-inherits-noop-default: the probe succeeds on the base's no-op, the delegate's hook never runs."""
+"""AL003 wrapper-inherits-noop-default: the wrapper answers a hook with the base's default (a no-op,
+or a `raise NotImplementedError` placeholder), and the delegate's hook never runs."""
 
 from __future__ import annotations
 
@@ -29,82 +30,140 @@ class FlashBackend(Backend):
         self.graphs_ready = True
 '''
 
+_RUNNER = '''
+from serving.backends import Backend
+
+class Runner:
+    def __init__(self, backend: Backend):
+        self.backend = backend
+
+    def warmup(self):
+        self.backend.on_warmup_done()
+'''
+
+# The placeholder shape: the base declares the hook and raises; the backends that can do it
+# implement it (TritonBackend), the others keep the placeholder (FlashBackend).
+_PLACEHOLDER_BASE = '''
+class Backend:
+    def forward(self, batch):
+        raise NotImplementedError
+
+    def refresh_after_draft(self, spec):
+        """Redo the metadata the draft step changed; only some backends can."""
+        raise NotImplementedError()
+
+class TritonBackend(Backend):
+    def forward(self, batch):
+        return batch
+
+    def refresh_after_draft(self, spec):
+        self.positions = spec
+
+class FlashBackend(Backend):
+    def forward(self, batch):
+        return batch
+'''
+
+_VERIFIER = '''
+from serving.backends import Backend
+
+class Verifier:
+    def __init__(self, backend: Backend):
+        self.backend = backend
+
+    def verify(self, spec):
+        self.backend.refresh_after_draft(spec)
+'''
+
+_HYBRID = '''
+class HybridBackend(Backend):
+    def __init__(self, full_attn_backend: Backend):
+        self.full_attn_backend = full_attn_backend
+
+    def forward(self, batch):
+        return self.full_attn_backend.forward(batch)
+'''
+
 
 class WrapperInheritsNoopDefault(Rule):
     code = "AL003"
     name = "wrapper-inherits-noop-default"
     severity = "warning"
-    summary = "A wrapper inherits the family base's no-op for a hook its delegates override."
+    summary = ("A wrapper inherits the family base's no-op or NotImplementedError placeholder for a hook its "
+               "delegates implement.")
     doc = """\
 ## What it finds
-A wrapper `W` that inherits hook `H` from the family base, where `H` is a no-op default (a
-docstring, `pass`, `...`, `return`, `return None` or a constant), while an implementation its
-delegates can be overrides `H` with a real body, and `H` is probed or called on receivers that can
-be `W`.
+A wrapper `W` that answers hook `H` with the family base's default while an implementation its
+delegates can be implements `H`, and `H` is probed or called on receivers that can be `W`. The
+default is one of:
+- a **no-op** (a docstring, `pass`, `...`, `return`, `return None` or a constant), where the
+  implementation overrides it with a real body;
+- a **placeholder**: a body that only raises `NotImplementedError`, where the implementation
+  overrides it with anything that does not raise it too (a no-op counts: it returns). A wrapper
+  that overrides `H` with a placeholder of its own is still reported, since it raises just the
+  same; as latent drift (`--show-latent`), because its author declared the hook unsupported there.
+
 A wrapper that inherits the gap from a wrapper base is reported once, on the outermost wrapper
-that has it.
+that has it. Not reported: a default no implementation the delegates can be overrides (nothing is
+lost), an implementation whose own override is a placeholder too, a hook the wrapper forwards.
 
 ## Why it is bad
-The probe succeeds and the call runs, but it runs the base's no-op: the delegate's hook silently
-never runs. Unlike AL001 nothing looks wrong at the call site, and a `__getattr__` on the wrapper
-does not help, because normal lookup finds the base's method first.
+The probe succeeds and the call runs, but it runs the base's default. Over a no-op the delegate's
+hook silently never runs; over a placeholder the call raises `NotImplementedError` in exactly the
+configurations where the delegate would have run (a crash, often on a rare path: retraction, a
+speculative-decoding mode). Unlike AL001 nothing looks wrong at the call site, and a `__getattr__`
+on the wrapper does not help, because normal lookup finds the base's method first.
 
 ## Example
 ```python
 class Backend:
     def on_warmup_done(self):
         pass
+    def refresh_after_draft(self, spec):
+        raise NotImplementedError()
 
 class HybridBackend(Backend):       # holds full_attn_backend, forwards forward(...)
     ...
 
 backend.on_warmup_done()            # FlashBackend.on_warmup_done never runs for hybrids
+backend.refresh_after_draft(spec)   # NotImplementedError for hybrids, though TritonBackend implements it
 ```
 
 ## How to fix
-Override the hook in the wrapper and forward it to every delegate that implements it.
+Override the hook in the wrapper and forward it to every delegate that implements it (to the
+delegates that may not implement a placeholder hook, only where the configuration needs it).
 """
 
     INVALID = [
-        Example({"serving/backends.py": _BASE + '''
-class HybridBackend(Backend):
-    def __init__(self, full_attn_backend: Backend):
-        self.full_attn_backend = full_attn_backend
-
-    def forward(self, batch):
-        return self.full_attn_backend.forward(batch)
-''', "serving/runner.py": '''
-from serving.backends import Backend
-
-class Runner:
-    def __init__(self, backend: Backend):
-        self.backend = backend
-
-    def warmup(self):
-        self.backend.on_warmup_done()
-'''}, expect=(("HybridBackend", "on_warmup_done"),)),
+        Example({"serving/backends.py": _BASE + _HYBRID, "serving/runner.py": _RUNNER},
+                expect=(("HybridBackend", "on_warmup_done"),)),
+        # The placeholder: the call raises NotImplementedError on the wrapper, though the
+        # TritonBackend it can hold implements the hook.
+        Example({"serving/backends.py": _PLACEHOLDER_BASE + _HYBRID, "serving/verifier.py": _VERIFIER},
+                expect=(("HybridBackend", "refresh_after_draft"),)),
+        # A `__getattr__` forwarding to the delegate is never consulted: the base defines the hook.
+        Example({"serving/backends.py": _PLACEHOLDER_BASE + _HYBRID + '''
+    def __getattr__(self, name):
+        if name == "full_attn_backend":
+            raise AttributeError(name)
+        return getattr(self.full_attn_backend, name)
+''', "serving/verifier.py": _VERIFIER}, expect=(("HybridBackend", "refresh_after_draft"),)),
     ]
     VALID = [
-        Example({"serving/backends.py": _BASE + '''
-class HybridBackend(Backend):
-    def __init__(self, full_attn_backend: Backend):
-        self.full_attn_backend = full_attn_backend
-
-    def forward(self, batch):
-        return self.full_attn_backend.forward(batch)
-
+        Example({"serving/backends.py": _BASE + _HYBRID + '''
     def on_warmup_done(self):
         self.full_attn_backend.on_warmup_done()
-''', "serving/runner.py": '''
-from serving.backends import Backend
-
-class Runner:
-    def __init__(self, backend: Backend):
-        self.backend = backend
-
-    def warmup(self):
-        self.backend.on_warmup_done()
-'''}),
+''', "serving/runner.py": _RUNNER}),
+        # The wrapper forwards the placeholder hook.
+        Example({"serving/backends.py": _PLACEHOLDER_BASE + _HYBRID + '''
+    def refresh_after_draft(self, spec):
+        self.full_attn_backend.refresh_after_draft(spec)
+''', "serving/verifier.py": _VERIFIER}),
+        # No implementation does more than the placeholder (TritonBackend's override raises too):
+        # the wrapper raises where every delegate would.
+        Example({"serving/backends.py": _PLACEHOLDER_BASE.replace(
+            "        self.positions = spec", "        raise NotImplementedError(\"no draft support\")") + _HYBRID,
+            "serving/verifier.py": _VERIFIER}),
     ]
 
     def check(self, ctx: Context) -> Iterable[Finding]:

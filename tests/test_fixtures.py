@@ -19,6 +19,8 @@ EXPECTED = {
     "al001_hidden_hook": [("AL001", "HybridLinearAttnBackend", HOOK)],
     "al002_delegation_typeerror": [("AL002", "HybridLinearAttnBackend", HOOK)],
     "al003_noop_default": [("AL003", "HybridLinearAttnBackend", "on_after_cuda_graph_warmup")],
+    "al003_placeholder_default": [("AL003", "HybridLinearAttnBackend", "update_verify_buffers_to_fill_after_draft")],
+    "al003_placeholder_forwarded": [],
     "fixed": [],
     "fixed_one_arg": [],
     "getattr_wrapper": [],

@@ -79,3 +79,16 @@ def test_a_hook_that_acts_keeps_the_finding(tmp_path, body):
 ])
 def test_checks_only_bodies(src, expected):
     assert is_checks_only_body(ast.parse(src).body) is expected
+
+
+def test_behind_a_placeholder_the_check_is_lost_and_the_finding_stays(tmp_path):
+    """Over a `raise NotImplementedError` placeholder the wrapper raises for every configuration
+    the implementation's check accepts: that is working behaviour lost, so check-only keeps out."""
+    src = _TREE.replace("    def validate(self):\n        return\n",
+                        "    def validate(self):\n        raise NotImplementedError()\n", 1)
+    src = src.replace("{body}", '        if self.mla:\n            raise ValueError("MLA needs version 3")')
+    root = write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/backends.py": src})
+    (f,) = [f for f in lint(root).findings if f.code == "AL003"]
+    assert f.confidence == "medium"
+    assert "raises NotImplementedError" in f.message
+    assert not [r for r in f.confidence_reasons if r.signal == "check-only"]
