@@ -153,7 +153,7 @@ class RunOptions:
 # --- runtime verification (issue 4) ---
 @click.option("--verify", "verify", is_flag=True,
               help="Check each AL001/AL002/AL003 finding on the real code (CPU): the static fact (attribute-hidden, "
-                   "call-rejected, noop-reached), then the pairing through the code's own construction path "
+                   "call-rejected, noop-reached, placeholder-reached), then the pairing through the code's own construction path "
                    "(pairing-reproduced: confirmed), or not-reproduced / unverifiable.")
 @click.option("--verify-on-gpu", "verify_gpu", is_flag=True,
               help="--verify, plus a FlashInfer prefill smoke test for findings whose hook plans FlashInfer "

@@ -4,7 +4,8 @@ Three checks can run on a finding, each on the real code:
 
 1. **The static fact** (scenarios.py): the real wrapper hides the hook (AL001), the real call is
    refused by the real signature (AL002), the real wrapper resolves the hook to the base's no-op
-   (AL003). The static analysis had already proved this; reproducing it shows the classes load and
+   (AL003; ``placeholder-reached`` when that default is a ``raise NotImplementedError`` placeholder
+   and the call raises it). The static analysis had already proved this; reproducing it shows the classes load and
    behave as read, not that any configuration breaks. Verdicts ``attribute-hidden``,
    ``call-rejected`` (with Python's TypeError), ``noop-reached``.
 2. **The pairing** (pairing.py): the code's own construction path builds the wrapper around that
@@ -28,8 +29,11 @@ PAIRING = "pairing-reproduced"
 NOT_REPRODUCED = "not-reproduced"
 UNVERIFIABLE = "unverifiable"
 STATIC_FACT = {"AL001": "attribute-hidden", "AL002": "call-rejected", "AL003": "noop-reached"}
+# AL003 over a placeholder: its static fact is a NotImplementedError, not silence (the scenario says
+# so in its facts as "static_fact").
+PLACEHOLDER_REACHED = "placeholder-reached"
 
-VERDICTS = (CONSEQUENCE, PAIRING, *STATIC_FACT.values(), NOT_REPRODUCED, UNVERIFIABLE)
+VERDICTS = (CONSEQUENCE, PAIRING, *STATIC_FACT.values(), PLACEHOLDER_REACHED, NOT_REPRODUCED, UNVERIFIABLE)
 CONFIRMED = frozenset({CONSEQUENCE, PAIRING})
 
 # What each verdict means, for the table legend, the docs and the JSON/SARIF readers.
@@ -40,6 +44,8 @@ MEANING = {
     "call-rejected": "static fact reproduced: the real signature refuses the call (Python's TypeError); "
                      "pairing not shown",
     "noop-reached": "static fact reproduced: the hook resolves to the base's no-op; pairing not shown",
+    PLACEHOLDER_REACHED: "static fact reproduced: the hook resolves to a placeholder and raises "
+                         "NotImplementedError; pairing not shown",
     NOT_REPRODUCED: "the claim did not hold on the real code: treat the finding as a likely false positive",
     UNVERIFIABLE: "nothing could be decided (the reason says why)",
 }
@@ -52,16 +58,19 @@ def is_confirmed(verdict: str) -> bool:
     return verdict in CONFIRMED
 
 
-def decide(code: str, static: str, static_detail: str, pairing: Any, gpu: Any) -> tuple[str, str]:
+def decide(code: str, static: str, static_detail: str, pairing: Any, gpu: Any,
+           fact: str | None = None) -> tuple[str, str]:
     """(verdict, detail) from the three checks.
 
     ``static``: ``fact`` (reproduced), ``not-reproduced`` or ``unverifiable`` (scenarios.Outcome).
     ``pairing``: a pairing.PairingResult, or a string saying why it was not checked, or None.
     ``gpu``: the smoke test's result dict, a string (not run, and why), or None.
+    ``fact``: the static fact's verdict when the scenario names another than the rule's own
+    (``placeholder-reached`` for AL003 over a placeholder).
     """
     if static != "fact":
         return static, static_detail
-    fact = STATIC_FACT.get(code, UNVERIFIABLE)
+    fact = fact or STATIC_FACT.get(code, UNVERIFIABLE)
     status = getattr(pairing, "status", None)
     pdetail = getattr(pairing, "detail", pairing if isinstance(pairing, str) else "")
     if status == "not-reproduced":

@@ -18,11 +18,13 @@ under test runs against them.
   receiver may be a delegate attribute (set in ``__init__`` or built lazily by a method or
   property of the class), a parameter or a local bound from one, or ``self`` where the rejecting
   implementation is a subclass: then the method runs on an instance of that real subclass.
-* AL003 (inherited no-op): ``getattr(wrapper, hook)`` resolves to the family base's function and
-  calling it returns without any delegate's hook running.
+* AL003 (inherited default): ``getattr(wrapper, hook)`` resolves to the family base's function (or,
+  for a placeholder, the wrapper's own) and calling it returns without any delegate's hook running
+  (a no-op), or raises NotImplementedError without reaching one (a placeholder).
 
 A scenario's verdict is ``fact`` when the real classes do what the finding says (decisions.py
-names it: attribute-hidden, call-rejected, noop-reached), ``not-reproduced`` when they do not,
+names it: attribute-hidden, call-rejected, noop-reached or placeholder-reached), ``not-reproduced``
+when they do not,
 ``unverifiable`` with the reason. AL001/AL002 facts also carry a ``GpuPlan``: how to put the real
 wrapper in front of a backend owning the hook (``verify.py`` runs it where the hook plans
 FlashInfer, see flashinfer_use.py).
@@ -638,6 +640,17 @@ def verify_al003(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     if log.attempts or log.ran:
         return Outcome("not-reproduced", f"calling `{member}` on a real `{short(wq)}` reached the delegate's hook",
                        mode, facts)
+    placeholder = _detail(finding, "default") == "placeholder"
+    if placeholder:
+        # The claim is a crash: the call raises NotImplementedError where the delegate would run.
+        if isinstance(exc, NotImplementedError):
+            facts["static_fact"] = "placeholder-reached"
+            return Outcome("fact", f"`{member}` on a real `{short(wq)}` is `{short(base)}.{member}`; calling it "
+                                   f"raised {_one_line(exc)} and the stand-in hook on {', '.join(planted)} never "
+                                   f"ran", mode, facts)
+        if exc is None:
+            return Outcome("not-reproduced", f"calling `{short(base)}.{member}` on a real `{short(wq)}` returned "
+                                             f"without raising NotImplementedError", mode, facts)
     if exc is not None:
         return Outcome("unverifiable", f"calling the base's `{short(base)}.{member}` raised {_one_line(exc)}",
                        mode, facts)

@@ -12,7 +12,7 @@ Each AL001/AL002/AL003 finding gets a ``Verification`` whose verdict says what w
 (decisions.py): ``consequence-reproduced`` (the GPU run failed as predicted) and
 ``pairing-reproduced`` (the code's own construction path built the wrapper around that
 implementation, pairing.py) are the two **confirmed** verdicts; ``attribute-hidden``,
-``call-rejected`` and ``noop-reached`` say only that the static fact holds on the real classes
+``call-rejected``, ``noop-reached`` and ``placeholder-reached`` say only that the static fact holds on the real classes
 (scenarios.py); ``not-reproduced`` that the claim did not hold (the fact, or every construction
 path explored); ``unverifiable`` why nothing could be decided. A finding the static analysis keeps
 only as latent drift (every pairing ruled out, ``--show-latent``) has its fact checked, and its
@@ -249,7 +249,7 @@ def _verify_one(f: Finding, ctx, loader: TreeLoader, run_gpu: bool, backend: str
         gpu = _smoke(gpu_plan, backend, ctx, loader)
     elif gpu_plan is None and (run_gpu or gpu_asked):
         gpu = why_not
-    verdict, detail = decide(f.code, o.verdict, o.detail, pairing, gpu)
+    verdict, detail = decide(f.code, o.verdict, o.detail, pairing, gpu, fact=o.facts.get("static_fact"))
     v = Verification(verdict, o.load_mode, detail, time.perf_counter() - start, gpu, facts)
     return {"v": v.to_json(), "wants_gpu": gpu_plan is not None, "why_not_gpu": why_not}
 
@@ -319,7 +319,7 @@ def _gpu_plan(f: Finding, ctx, loader: TreeLoader, o: Outcome, pairing) -> tuple
     """The plan for the FlashInfer smoke test, or why there is none (said where --verify-on-gpu
     asked for it)."""
     if f.code not in GPU_RULES:
-        return None, "n/a: the hook resolves to the base's no-op (AL003): no plan to replay"
+        return None, "n/a: the hook resolves to the base's default (AL003): no plan to replay"
     if o.verdict != "fact" or o.gpu_plan is None:
         return None, "n/a: no static fact to replay, or the hook is not a method"
     if not isinstance(pairing, PairingResult) or pairing.status == "not-reproduced":
@@ -604,7 +604,8 @@ def json_extra(verdicts: dict[Finding, Verification]) -> dict[Finding, dict]:
 
 
 _STYLE = {"consequence-reproduced": "bold red", "pairing-reproduced": "bold red", "not-reproduced": "bold green",
-          "unverifiable": "yellow", "attribute-hidden": "magenta", "call-rejected": "magenta", "noop-reached": "magenta"}
+          "unverifiable": "yellow", "attribute-hidden": "magenta", "call-rejected": "magenta", "noop-reached": "magenta",
+          "placeholder-reached": "magenta"}
 
 
 def render_table(verdicts: dict[Finding, Verification], console, gpu_problem: str | None = None) -> None:

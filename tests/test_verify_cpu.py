@@ -78,22 +78,52 @@ def test_al003_fixture_confirmed():
     assert ver.facts["resolved_from"] == "AttentionBackend"
 
 
+def test_al003_placeholder_fixture_confirmed_with_the_notimplementederror():
+    _, v = verdicts_of(FIXTURES / "al003_placeholder_default")
+    f, ver = only(v)
+    assert (f.code, f.member) == ("AL003", "update_verify_buffers_to_fill_after_draft")
+    assert ver.verdict == "pairing-reproduced", ver.detail
+    assert ver.facts["static_fact"] == "placeholder-reached"
+    assert "calling it raised NotImplementedError" in ver.detail
+    assert "holds a real `TritonAttnBackend`, `TRTLLMMLABackend`" in ver.detail
+
+
+def test_al003_placeholder_fact_without_a_shown_pairing_says_placeholder_reached():
+    """Without a construction path the verdict is the static fact, named for the crash it is."""
+    from attn_lint.runtime_check.decisions import decide
+    assert decide("AL003", "fact", "raised", "not run: no construction", None, fact="placeholder-reached")[0] \
+        == "placeholder-reached"
+    assert decide("AL003", "fact", "returned", "not run: no construction", None)[0] == "noop-reached"
+
+
+def test_wrong_al003_placeholder_claim_is_not_reproduced_when_the_default_returns():
+    """The no-op fixture's base returns: a (wrong) claim that it raises NotImplementedError fails."""
+    result = analysed(FIXTURES / "al003_noop_default")
+    (real,) = result.findings
+    f = replace(real, details=tuple((k, "placeholder" if k == "default" else v) for k, v in real.details))
+    v = verify(replace(result, findings=[f]))
+    assert v[f].verdict == "not-reproduced", v[f].detail
+    assert "returned without raising NotImplementedError" in v[f].detail
+
+
 def test_verifying_all_fixtures_at_once_gives_each_its_own_verdict():
     """Several projects in one run share package names (each fixture has `serving`): each finding
     is replayed on its own project's classes, as when its fixture is verified alone."""
     _, together = verdicts_of(FIXTURES)
     alone = {}
-    for name in ("al001_hidden_hook", "al002_delegation_typeerror", "al003_noop_default"):
+    for name in ("al001_hidden_hook", "al002_delegation_typeerror", "al003_noop_default", "al003_placeholder_default"):
         _, v = verdicts_of(FIXTURES / name)
         alone.update({(f.code, f.member): ver for f, ver in v.items()})
     assert sorted((f.code, ver.verdict) for f, ver in together.items()) == [
-        ("AL001", "pairing-reproduced"), ("AL002", "pairing-reproduced"), ("AL003", "pairing-reproduced")]
+        ("AL001", "pairing-reproduced"), ("AL002", "pairing-reproduced"), ("AL003", "pairing-reproduced"),
+        ("AL003", "pairing-reproduced")]
     for f, ver in together.items():
         assert ver.facts.get("error") == alone[(f.code, f.member)].facts.get("error")
         assert ver.load_mode == alone[(f.code, f.member)].load_mode
 
 
-@pytest.mark.parametrize("name", ["fixed", "fixed_one_arg", "getattr_wrapper", "leaf_lacks_hook"])
+@pytest.mark.parametrize("name", ["fixed", "fixed_one_arg", "getattr_wrapper", "leaf_lacks_hook",
+                                  "al003_placeholder_forwarded"])
 def test_clean_fixtures_have_nothing_to_verify(name):
     result, v = verdicts_of(FIXTURES / name)
     assert result.findings == [] and v == {}
