@@ -119,25 +119,28 @@ class Runner:
             # docs/history-corpus.md, gap 2: on sglang 0.5.23 it added one pairing, never run).
             impls = model.implementations(statics, exclude=wq, nested=False)
             for member, hit in sorted(index.member_table(wq)[0].items()):
-                if member.startswith("__") or member not in used or hit[0] == wq or hit[1] != "method" \
+                if member.startswith("__") or member not in used or hit[1] != "method" \
                         or member in model.structural_members:
                     continue
-                if member in wrapper.forwarded:
-                    continue  # the wrapper drives the delegates' hook itself, from another method
                 base = hit[0]
                 base_fn = index.classes[base].info.methods[member]
-                if not base_fn.noop or base_fn.kind == "property":
+                if base_fn.kind == "property":
                     continue
-                if not any(base in index.mro(t) for t in statics):
-                    continue  # a mixin or an intermediate base of the wrapper's own: not the family default
-                overriders = []
-                for impl in impls:
-                    found = index.lookup(impl, member)
-                    if found and found[0] != base and found[1] == "method":
-                        fn = index.classes[found[0]].info.methods[member]
-                        if not fn.noop:
-                            overriders.append(found[0])
-                overriders = sorted(set(overriders))
+                placeholder = base_fn.unimplemented
+                if base == wq:
+                    # The wrapper's own method: a real override forwards or decides, but one that
+                    # only raises NotImplementedError fixes nothing (the mining's trap: a "fix"
+                    # replacing an inherited placeholder with another placeholder).
+                    if not placeholder:
+                        continue
+                else:
+                    if not (base_fn.noop or placeholder):
+                        continue
+                    if not placeholder and member in wrapper.forwarded:
+                        continue  # the wrapper drives the delegates' hook itself, from another method
+                    if not any(base in index.mro(t) for t in statics):
+                        continue  # a mixin or an intermediate base of the wrapper's own: not the family default
+                overriders = sorted({owner for owner, _ in self._implementers(ctx, impls, member, base, placeholder)})
                 if not overriders:
                     continue
                 sites = list(self._sites(ctx, wq, member))
@@ -150,6 +153,23 @@ class Runner:
                                    overriders, [s[:5] for s in sites])
             yield assessed(ctx, finding, [Pairing(self.code, wq, impl, member, site, line, kind, recv)
                                           for site, line, kind, _, _, recv in sites for impl in holders])
+
+    @staticmethod
+    def _implementers(ctx: Context, impls: list[str], member: str, base: str, placeholder: bool):
+        """(owner, method) of each implementation's own `member` that does what the wrapper's does not.
+
+        Over a no-op default, a body that acts (another no-op, or a placeholder that raises, loses
+        nothing behind the wrapper). Over a placeholder, any body that does not raise
+        NotImplementedError too: even a delegate's no-op runs where the wrapper's call raises."""
+        index = ctx.index
+        for impl in impls:
+            found = index.lookup(impl, member)
+            if not found or found[0] == base or found[1] != "method":
+                continue
+            fn = index.classes[found[0]].info.methods[member]
+            if fn.unimplemented or (fn.noop and not placeholder):
+                continue
+            yield found[0], fn
 
     @staticmethod
     def _sites(ctx: Context, wq: str, member: str):
@@ -172,8 +192,17 @@ class Runner:
                     *res.steps[:2]]
             # One site proves the claim; the others support it (shown with --verbose).
             evidence.extend(link if n == 0 else [replace(e, supporting=True) for e in link])
-        evidence.append(Evidence(be.file.display, base_fn.line,
-                                 f"`{be.info.name}.{member}` is a no-op default, inherited by `{w}`"))
+        placeholder = base_fn.unimplemented
+        own = base == wq
+        if own:
+            default = (f"`{w}.{member}` only raises NotImplementedError: it overrides the family's "
+                       f"`{member}` with a placeholder")
+        elif placeholder:
+            default = (f"`{be.info.name}.{member}` only raises NotImplementedError (a placeholder), "
+                       f"inherited by `{w}`")
+        else:
+            default = f"`{be.info.name}.{member}` is a no-op default, inherited by `{w}`"
+        evidence.append(Evidence(be.file.display, base_fn.line, default))
         getattr_owner = index.has_getattr_hook(wq)
         if getattr_owner:
             evidence.append(Evidence(entry.file.display, entry.info.line,
@@ -184,13 +213,28 @@ class Runner:
             evidence.extend(e if d.attr in holding else replace(e, supporting=True) for e in d.evidence[-1:])
         for n, owner in enumerate(overriders):  # the three the message names prove it; the others support it
             oe = index.classes[owner]
-            evidence.append(Evidence(oe.file.display, oe.info.methods[member].line,
-                                     f"`{oe.info.name}` overrides `{member}` with a real body", supporting=n >= 3))
+            fn = oe.info.methods[member]
+            if not placeholder:
+                note = f"`{oe.info.name}` overrides `{member}` with a real body"
+            elif fn.noop:
+                note = f"`{oe.info.name}` implements `{member}` as a no-op: the call returns where the wrapper's raises"
+            else:
+                note = f"`{oe.info.name}` implements `{member}`"
+            evidence.append(Evidence(oe.file.display, fn.line, note, supporting=n >= 3))
         names = ", ".join(f"`{short(o)}`" for o in overriders[:3]) + (" and more" if len(overriders) > 3 else "")
-        verb = "overrides" if len(overriders) == 1 else "override"
-        message = (f"`{w}` inherits the no-op `{be.info.name}.{member}`; {names}, which its delegates can "
-                   f"be, {verb} it, but on the wrapper the hook silently does nothing")
-        details = (("base", base), ("delegates", ",".join(d.attr for d in wrapper.delegates)),
+        one = len(overriders) == 1
+        if placeholder:
+            what = (f"overrides `{member}` with a placeholder" if own
+                    else f"inherits the placeholder `{be.info.name}.{member}`")
+            message = (f"`{w}` {what}; {names}, which its delegates can be, {'implements' if one else 'implement'} "
+                       f"it, but on the wrapper the call raises NotImplementedError where the delegate's "
+                       f"`{member}` would run")
+        else:
+            message = (f"`{w}` inherits the no-op `{be.info.name}.{member}`; {names}, which its delegates can "
+                       f"be, {'overrides' if one else 'override'} it, but on the wrapper the hook silently "
+                       f"does nothing")
+        details = (("base", base), ("default", "placeholder" if placeholder else "noop"),
+                   ("delegates", ",".join(d.attr for d in wrapper.delegates)),
                    ("site", f"{sites[0][0].path}:{sites[0][1]}"), ("site_kind", sites[0][2]))
         return self.finding(path=entry.file.display, line=entry.info.line, column=entry.info.col + 1,
                             message=message, class_name=wq, member=member, targets=overriders,

@@ -549,7 +549,9 @@ NOOP_VARIANTS = {
     "noop-is-return-none": ({BASE_FILE: [("        pass\n", "        return None\n")]}, True),
     "noop-is-docstring-only": ({BASE_FILE: [("        pass\n", "")]}, True),
     "noop-returns-a-constant": ({BASE_FILE: [("        pass\n", "        return False\n")]}, True),
-    "base-raises-instead": ({BASE_FILE: [("        pass\n", "        raise NotImplementedError()\n")]}, False),
+    # A placeholder instead of a no-op: on the wrapper the call now raises (AL003 says so; the
+    # placeholder variants below and tests/test_al003_placeholders.py check the rest).
+    "base-raises-instead": ({BASE_FILE: [("        pass\n", "        raise NotImplementedError()\n")]}, True),
     "noop-from-a-mixin-of-the-wrapper": ({HYBRID: [
         ("class HybridLinearAttnBackend(AttentionBackend):",
          "class QuietWarmupMixin:\n"

@@ -24,12 +24,14 @@ from precision_labels import cache_root
 # Measured: 20 of 33 cases in the default report (the same 20 at any confidence): 8, then 15 with
 # AL002 reading overrides that drop or rename a forwarded parameter (six mamba_indices cases, LoRA),
 # 17 with @overload stubs and type[X] understood (the two nixl cases), 20 with wrappers that nest
-# (gap 2's three cases).
+# (gap 2's three cases), 30 with AL003 reporting inherited `raise NotImplementedError` placeholders
+# (gap 1's ten `stub` cases; the two swa-allocator ones also need parameters typed from their callers,
+# the two swa-pool ones class-valued parameters).
 # (tbo-on-after-cuda-graph-warmup was latent for a while: unsupported-pairing's slot half took a
 # slot for the installed object although the two-batch splitter refills it with the wrapper's
 # children; tests/test_signal_unsupported_pairing.py keeps that from coming back.)
-RECALL_FLOOR = 20 / 33
-RECALL_ANY_FLOOR = 20 / 33
+RECALL_FLOOR = 30 / 33
+RECALL_ANY_FLOOR = 30 / 33
 
 
 @pytest.fixture(scope="module")

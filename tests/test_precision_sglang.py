@@ -21,7 +21,9 @@ import precision_labels as pl
 from test_real_sglang import sglang_tree
 
 PRECISION_TARGET = float(os.environ.get("ATTN_LINT_PRECISION_TARGET") or 0.80)
-PRECISION_FLOOR = 0.24  # measured: 7/29 (consumer half sound: a wrapper naming the lineage is meant to hold it)
+# measured: 7/29 (consumer half sound: a wrapper naming the lineage is meant to hold it); 10/40 = 25%
+# once AL003 reports inherited NotImplementedError placeholders (docs/history-corpus.md, gap 1)
+PRECISION_FLOOR = 0.24
 LABELS = "sglang-0.5.23-srt"
 
 
@@ -95,7 +97,8 @@ def test_labels_files_are_well_formed():
             assert label["why"].strip() and ":" in label["location"], key
     sglang = pl.load(LABELS)
     verdicts = [v["verdict"] for v in sglang["labels"].values()]
-    assert (len(verdicts), verdicts.count("true")) == (80, 7)  # 71 + the 9 latent override-drops-parameter findings
+    # 71 + the 9 latent override-drops-parameter findings + the 21 of AL003 over placeholders (3 true)
+    assert (len(verdicts), verdicts.count("true")) == (101, 10)
 
 
 def _finding(code, cls, member, path="a/m.py", line=3, confidence=None, call=None):

@@ -11,6 +11,7 @@ from ..confidence import Signal
 # (module name, class name) in the order they are asked; filled in as signals land.
 _SIGNALS: tuple[tuple[str, str], ...] = (
     ("wrapper_role", "WrapperRole"),
+    ("declared_refusal", "DeclaredRefusal"),
     ("check_only", "CheckOnly"),
     ("model_reach", "ModelReach"),
     ("dominating_guard", "DominatingGuard"),

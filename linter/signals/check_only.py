@@ -8,7 +8,9 @@ finding that some configuration breaks. The summary records, per function, wheth
 tests and refuses (`if`s whose branches only `raise` or `assert`, with at least one refusal).
 
 Only for the rules whose claim is that the hook is skipped (AL001, AL003); a call that cannot bind
-(AL002) raises TypeError whatever the body does.
+(AL002) raises TypeError whatever the body does, and neither does a wrapper whose own member is a
+`raise NotImplementedError` placeholder (AL003 over a placeholder): it raises for every
+configuration the check would accept.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ class CheckOnly(Signal):
         found = ctx.index.method(p.impl, p.member)
         if found is None or not found[1].checks_only:
             return None
+        held = ctx.index.method(p.wrapper, p.member) if p.wrapper in ctx.index.classes else None
+        if held is not None and held[1].unimplemented:
+            return None  # the wrapper raises NotImplementedError for every configuration the check accepts
         owner, fn = found
         entry = ctx.index.classes[owner]
         return Reason(self.name, "lower", entry.file.display, fn.line,
