@@ -38,6 +38,9 @@ to them, like a hybrid attention backend holding `full_attn_backend`) that neith
 inherits hook `H` and has no `__getattr__`, while an implementation its delegate can be defines
 `H`, and somewhere in the tree `H` is probed (`hasattr(x, "H")`, `getattr(x, "H", default)`,
 `try: x.H except AttributeError`) on a receiver that can be the wrapper.
+The implementation can itself be a wrapper where a construction the tree shows puts it inside
+(`Split(Hybrid(...))`, or `Hybrid(inner)` probing `inner` in its `__init__` for `Hybrid(Split(...))`),
+provided it does more with `H` than hand it to delegates that never have it.
 A wrapper that inherits the gap from a wrapper base is not reported again: the finding is on
 the outermost wrapper that has it.
 
