@@ -6,7 +6,7 @@ where the index has no other answer for the receiver of a member call (not of a 
 unannotated parameter is mostly duck typing over whatever comes in) that is such a parameter, and only for methods
 (a call reaches them through a receiver the index can check) and `__init__` (its constructions
 are in the summaries with their arguments). A caller's argument is read from its source where the
-summary keeps none: the caller's file is parsed once per run, and only for these few calls.
+summary keeps none: only the call's own text is parsed, and only for these few calls.
 
 The answer is what the callers the index can follow pass: each is a configuration that really
 hands that object over, so a claim resting on it is true of that caller.
@@ -15,6 +15,8 @@ hands that object over, so a claim resting on it is true of that caller.
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 from typing import TYPE_CHECKING
 
 from .discover import open_source
@@ -26,12 +28,13 @@ if TYPE_CHECKING:
     from .facts import Site
 
 MAX_CALLERS = 8  # more callers than this: a utility everyone calls, not a hand-over worth typing
+MAX_CALL_LINES = 60  # a call's text is read this far at most
 
 
 class ParamCallers:
     def __init__(self, ctx: "Context"):
         self.ctx = ctx
-        self._trees: dict[str, ast.Module | None] = {}
+        self._lines: dict[str, list[bytes] | None] = {}
         self._memo: dict[tuple, Resolution] = {}
 
     def resolve(self, site: "Site", name: str) -> Resolution:
@@ -97,7 +100,7 @@ class ParamCallers:
                 return None
         out = []
         for csite, call in calls:
-            node = self._call_node(csite, call)
+            node = self._call_node(csite, call, site.fn.name)
             if node is None:
                 continue
             arg = next((kw.value for kw in node.keywords if kw.arg == name), None)
@@ -109,24 +112,69 @@ class ParamCallers:
                 out.append((Scope(csite.module, csite.cls, csite.fn), csite.path, call.line, ref))
         return out or None
 
-    def _call_node(self, csite: "Site", call) -> ast.Call | None:
+    def _call_node(self, csite: "Site", call, member: str) -> ast.Call | None:
+        """The call `recv.member(...)` starting at (line, col), parsed from its own text: the
+        tokens from its start up to the `)` that closes the parenthesis after `member` (parsing
+        the caller's whole file for one call cost more than the rest of the rule)."""
         mod = self.ctx.index.modules.get(csite.module)
         if mod is None:
             return None
         path = mod.file.path
-        if path not in self._trees:
+        if path not in self._lines:
             try:
                 with open_source(path) as fh:
-                    self._trees[path] = ast.parse(fh.read())
-            except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-                self._trees[path] = None
-        tree = self._trees[path]
-        if tree is None:
+                    self._lines[path] = fh.read().splitlines(keepends=True)
+            except OSError:
+                self._lines[path] = None
+        lines = self._lines[path]
+        if not lines or call.line > len(lines):
             return None
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and node.lineno == call.line and node.col_offset == call.col:
-                return node
+        head = lines[call.line - 1][call.col:]
+        text = b"".join([head, *lines[call.line:call.line + MAX_CALL_LINES]]).decode("utf-8", "replace")
+        end = _call_end(text, member)
+        if end is None:
+            return None
+        try:
+            node = ast.parse(text[:end], mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        return node if isinstance(node, ast.Call) else None
+
+
+def _call_end(text: str, member: str) -> int | None:
+    """The offset just past the `)` closing `member(`'s argument list, where `member(` is the first
+    name-then-parenthesis at bracket depth 0 (the receiver may hold brackets of its own)."""
+    depth, target, prev, offsets = 0, None, None, _line_offsets(text)
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.OP and tok.string in "([{":
+                if target is None and depth == 0 and tok.string == "(" and prev is not None \
+                        and prev.type == tokenize.NAME and prev.string == member:
+                    target = 1
+                    depth = 1
+                    prev = tok
+                    continue
+                depth += 1
+            elif tok.type == tokenize.OP and tok.string in ")]}":
+                depth -= 1
+                if target is not None and depth == 0:
+                    return offsets[tok.end[0] - 1] + tok.end[1]
+                if depth < 0:
+                    return None
+            if tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT):
+                prev = tok
+    except (tokenize.TokenError, IndentationError, SyntaxError):
         return None
+    return None
+
+
+def _line_offsets(text: str) -> list[int]:
+    out, pos = [], 0
+    for line in text.splitlines(keepends=True):
+        out.append(pos)
+        pos += len(line)
+    out.append(pos)
+    return out
 
 
 def _ref(node: ast.expr) -> tuple | None:
