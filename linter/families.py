@@ -14,7 +14,7 @@ from functools import cached_property
 
 from .findings import Evidence
 from .index import TreeIndex
-from .facts import ModuleFacts, function_ref, mentions_self_attr, scopes_of
+from .facts import ModuleFacts, function_ref, mentions_self_attr
 from .resolve import Resolver, Scope, describe_type
 from .summary import KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, FunctionInfo, member_target, root_name
 
@@ -431,24 +431,15 @@ class FamilyModel:
         """The calls in the tree that build `qual` by name (`Impl(...)`, with arguments)."""
         return self._constructions_of(qual)
 
-    def built_by_name(self, qual: str) -> bool:
-        """Whether some call in the tree builds `qual` by its name (`Impl(...)`, `mod.Impl(x)`)."""
+    def built_by_name(self, qual: str, called: dict[str, list]) -> bool:
+        """Whether some call in the tree builds `qual` by its name (`Impl(...)`, `mod.Impl(x)`,
+        `cls = Impl; cls(...)`); `called` maps a name to the (module, ...) places calling it
+        directly, also without arguments (the model-reach tables keep one)."""
         if self._constructions_of(qual, True):
             return True
         short = qual.rsplit(".", 1)[-1]
         return any(getattr(self.index.resolve_name(module, short), "qual", None) == qual
-                   for module in self._called_names.get(short, ()))
-
-    @cached_property
-    def _called_names(self) -> dict[str, set[str]]:
-        """Name -> modules that call it directly (`Name(...)`, also without arguments)."""
-        out: dict[str, set[str]] = {}
-        for name, mod in self.index.modules.items():
-            for _, fn in scopes_of(name, mod.summary):
-                for g in fn.gates:
-                    if len(g) == 2:
-                        out.setdefault(g[0], set()).add(name)
-        return out
+                   for module in {c[0] for c in called.get(short, ())})
 
     def _init_calls(self, qual: str, own_init: bool = True) -> list[tuple[Scope, tuple, str]]:
         """The calls that run `qual`'s `__init__` for an instance of `qual`: its constructions, and

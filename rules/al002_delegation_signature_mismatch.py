@@ -339,8 +339,9 @@ def _latent_unless_built(ctx: Context, finding: Finding, rejecting: list) -> Fin
     from ..linter.signals.model_reach import reach_of
 
     model, index = ctx.model, ctx.index
-    escaped = reach_of(ctx).escaped
-    if any(model.built_by_name(impl) or impl.rsplit(".", 1)[-1] in escaped for impl, _, _, _ in rejecting):
+    reach = reach_of(ctx)
+    if any(model.built_by_name(impl, reach.named_callers) or impl.rsplit(".", 1)[-1] in reach.escaped
+           for impl, _, _, _ in rejecting):
         return finding
     impl, owner, fn, _ = rejecting[0]
     entry = index.classes[owner]
