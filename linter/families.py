@@ -379,7 +379,7 @@ class FamilyModel:
         if fn is None or fn.name == "<module>":
             return []
         if fn.name == "__init__" and scope.cls:
-            return self._init_calls(scope.cls)
+            return self.init_calls(scope.cls)
         ref = function_ref(scope.module, scope.cls, fn)
         hit = self._calls_memo.get(ref)
         if hit is None:
@@ -411,7 +411,7 @@ class FamilyModel:
         used = self._stored_params(init, attr)
         if used:
             params = [p.name for p in init.params[1:]]
-            return [(scope, c, params, used, label) for scope, c, label in self._init_calls(qual, owner == qual)]
+            return [(scope, c, params, used, label) for scope, c, label in self.init_calls(qual, owner == qual)]
         if attr in init.self_attrs:
             return None  # stored from something other than a parameter
         # Stored by the base's __init__, which this class's __init__ calls with super().
@@ -427,10 +427,6 @@ class FamilyModel:
         return [(Scope(entry.module, owner, init), supers[0], [p.name for p in base_init.params[1:]], base_used,
                  "super().__init__(...)")]
 
-    def constructions_of(self, qual: str) -> list[tuple[Scope, tuple]]:
-        """The calls in the tree that build `qual` by name (`Impl(...)`, with arguments)."""
-        return self._constructions_of(qual)
-
     def built_by_name(self, qual: str, called: dict[str, list]) -> bool:
         """Whether some call in the tree builds `qual` by its name (`Impl(...)`, `mod.Impl(x)`,
         `cls = Impl; cls(...)`); `called` maps a name to the (module, ...) places calling it
@@ -441,7 +437,7 @@ class FamilyModel:
         return any(getattr(self.index.resolve_name(module, short), "qual", None) == qual
                    for module in {c[0] for c in called.get(short, ())})
 
-    def _init_calls(self, qual: str, own_init: bool = True) -> list[tuple[Scope, tuple, str]]:
+    def init_calls(self, qual: str, own_init: bool = True) -> list[tuple[Scope, tuple, str]]:
         """The calls that run `qual`'s `__init__` for an instance of `qual`: its constructions, and
         where `qual` defines that `__init__` (`own_init`), those of its subclasses that inherit it
         and the `super().__init__(...)` of those that do not. Each with a label for evidence."""

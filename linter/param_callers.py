@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 
 from .discover import open_source
 from .findings import Evidence
-from .resolve import NOTHING, Resolution, Scope
+from .resolve import NOTHING, Resolution
+from .summary import _EXPRESSIONS, KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL
 
 if TYPE_CHECKING:
     from .context import Context
@@ -41,21 +42,21 @@ class ParamCallers:
         fn = site.fn
         if site.cls is None or not fn.params or fn.params[0].name == name or fn.kind != "method":
             return NOTHING
-        index = [i for i, p in enumerate(fn.params) if p.name == name]
-        if not index or fn.params[index[0]].annotation is not None or fn.params[index[0]].kind not in (0, 1, 3):
+        i = next((i for i, p in enumerate(fn.params) if p.name == name), None)
+        if i is None or fn.params[i].annotation is not None or fn.params[i].kind in (VAR_POSITIONAL, VAR_KEYWORD):
             return NOTHING  # not a parameter, annotated, or *args/**kwargs
         key = (site.module, site.cls, fn.name, name)
         hit = self._memo.get(key)
         if hit is None:
-            self._memo[key] = NOTHING  # a caller passing the parameter on to itself
-            positional = fn.params[index[0]].kind <= 1
-            hit = self._memo[key] = self._resolve(site, name, index[0] - 1 if positional else 1 << 30)
+            # The position among the arguments a call passes (`self` is not one); keyword-only: none.
+            position = i - 1 if fn.params[i].kind != KEYWORD_ONLY else None
+            hit = self._memo[key] = self._resolve(site, name, position)
         return hit
 
-    def _resolve(self, site: "Site", name: str, position: int) -> Resolution:
+    def _resolve(self, site: "Site", name: str, position: int | None) -> Resolution:
         callers = (self._constructions(site, name, position) if site.fn.name == "__init__"
                    else self._member_calls(site, name, position))
-        if callers is None:
+        if not callers:
             return NOTHING
         out: set = set()
         steps: list[Evidence] = []
@@ -73,44 +74,49 @@ class ParamCallers:
             return NOTHING
         return Resolution(frozenset(out), tuple(steps[:6]))
 
-    def _constructions(self, site: "Site", name: str, position: int):
+    def _constructions(self, site: "Site", name: str, position: int | None) -> list:
+        """What the calls running this `__init__` pass (FamilyModel.init_calls: the class's
+        constructions, its subclasses' that inherit it, their `super().__init__(...)`)."""
+        calls = self.ctx.model.init_calls(site.cls)
+        if len(calls) > MAX_CALLERS:
+            return []
         out = []
-        for scope, (_, args, kwargs, star) in self.ctx.model.constructions_of(site.cls):
+        for scope, (_, args, kwargs, star), _ in calls:
             arg = dict(kwargs).get(name)
-            if arg is None and not star and position < len(args):
+            if arg is None and not star and position is not None and position < len(args):
                 arg = args[position]
             if arg is not None:
                 out.append((scope, self.ctx.index.modules[scope.module].file.display, scope.fn.line, arg))
-        return out[:MAX_CALLERS] or None
+        return out
 
-    def _member_calls(self, site: "Site", name: str, position: int):
+    def _member_calls(self, site: "Site", name: str, position: int | None) -> list:
         """The calls of this very method (their receiver can be a class that runs it), each with
         the argument given for the parameter, read from the caller's source."""
-        ctx, index = self.ctx, self.ctx.index
+        ctx, index, member = self.ctx, self.ctx.index, site.fn.name
         calls = []
-        for csite, call, (recv, _, how) in ctx.member_calls.get(site.fn.name, ()):
+        for csite, call, (recv, _, how) in ctx.member_calls.get(member, ()):
             if how != "call" or call.star or call.double_star:
                 continue
-            res = ctx.resolver.resolve(recv, csite.scope)
-            if not any(index.lookup(t, site.fn.name) and index.lookup(t, site.fn.name)[0] == site.cls
-                       for t in res.instances() if t in index.classes):
+            runs = (index.lookup(t, member) for t in ctx.resolver.resolve(recv, csite.scope).instances()
+                    if t in index.classes)
+            if not any(hit is not None and hit[0] == site.cls for hit in runs):
                 continue
             calls.append((csite, call))
             if len(calls) > MAX_CALLERS:
-                return None
+                return []
         out = []
         for csite, call in calls:
-            node = self._call_node(csite, call, site.fn.name)
+            node = self._call_node(csite, call, member)
             if node is None:
                 continue
             arg = next((kw.value for kw in node.keywords if kw.arg == name), None)
-            if arg is None and position < len(node.args) and not any(
+            if arg is None and position is not None and position < len(node.args) and not any(
                     isinstance(a, ast.Starred) for a in node.args[:position + 1]):
                 arg = node.args[position]
-            ref = _ref(arg) if arg is not None else None
+            ref = _EXPRESSIONS.ref(arg) if arg is not None else None
             if ref is not None:
-                out.append((Scope(csite.module, csite.cls, csite.fn), csite.path, call.line, ref))
-        return out or None
+                out.append((csite.scope, csite.path, call.line, ref))
+        return out
 
     def _call_node(self, csite: "Site", call, member: str) -> ast.Call | None:
         """The call `recv.member(...)` starting at (line, col), parsed from its own text: the
@@ -175,9 +181,3 @@ def _line_offsets(text: str) -> list[int]:
         pos += len(line)
     out.append(pos)
     return out
-
-
-def _ref(node: ast.expr) -> tuple | None:
-    from .summary import _EXPRESSIONS
-
-    return _EXPRESSIONS.ref(node)

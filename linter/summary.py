@@ -983,7 +983,7 @@ def _summarise_class(node: ast.ClassDef, prefix: str, classes: dict[str, ClassIn
                 _after_overloads(previous, fn)
                 info.methods[stmt.name] = fn
             elif any(d.endswith("overload") for d in fn.decorators):
-                _after_overloads(fn, previous)  # the stub kept so far answers for this one too
+                previous.returns = _union(previous.returns, fn.returns)  # the stub kept answers for this one too
         elif isinstance(stmt, ast.ClassDef):
             _summarise_class(stmt, f"{name}.", classes, pending, imports, chains)
             info.attrs[stmt.name] = ClassAttr(stmt.lineno, None, ("name", stmt.name))
@@ -1073,13 +1073,11 @@ def summarise_tree(tree: ast.Module, n_lines: int) -> ModuleSummary:
     module_names.add("super")
     # Calls of names this module imports or defines: who calls a function, for model_reach.
     callable_names = {imp.local for imp in imports if imp.name is not None} | set(functions) | set(classes)
-    filled: set[str] = {kw for call in top_walker.calls for kw in call.keywords}
+    filled: set[str] = {kw for call in top_walker.calls for kw in call.keywords}  # slots filled
     for fn in _all_functions(functions, classes):
         filled.update(fn.self_attrs)
-        for call in fn.calls:
+        for call in fn.calls:  # before pruning drops the calls of plain names (`Batch(slot=x)`)
             filled.update(call.keywords)
-    slot_reads = sorted({c for c in chains if c[0] in filled})
-    for fn in _all_functions(functions, classes):
         _prune(fn, module_names)
         fn.gates = tuple(g for g in fn.gates if len(g) == 3 or g[0] in callable_names)
 
@@ -1094,7 +1092,7 @@ def summarise_tree(tree: ast.Module, n_lines: int) -> ModuleSummary:
     return ModuleSummary(
         lines=n_lines, imports=tuple(imports), classes=classes, functions=functions,
         toplevel=toplevel, dunder_all=dunder_all, unguarded_imports=tuple(unguarded),
-        slot_reads=tuple(slot_reads),
+        slot_reads=tuple(sorted({c for c in chains if c[0] in filled})),
     )
 
 

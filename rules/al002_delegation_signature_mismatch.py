@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Iterable
 from ..linter.confidence import Pairing
 from ..linter.findings import Evidence, Finding, Reason
 from ..linter.signature import CallShape, bind_error, bound_params, format_signature
+from ..linter.summary import VAR_KEYWORD, VAR_POSITIONAL
 from .base import Example, Rule, assessed, short
 
 if TYPE_CHECKING:
@@ -224,9 +225,9 @@ class Runner:
         the drift (the base gained `k`, one override did not). Calls on `self` or `super()` are the
         class's own business; placeholder overrides (`raise NotImplementedError`) fail anyway."""
         index, model = ctx.index, ctx.model
-        declared = {name for qual in model.family_members if qual in index.classes
-                    for name in index.classes[qual].info.methods}
-        for member in sorted(declared & ctx.member_calls.keys()):
+        family_methods = {name for qual in model.family_members if qual in index.classes
+                          for name in index.classes[qual].info.methods}
+        for member in sorted(family_methods & ctx.member_calls.keys()):
             for site, call, (recv, _, how) in ctx.member_calls[member]:
                 fn = site.fn
                 if how != "call" or fn.name != member or not call.keywords or call.double_star \
@@ -238,29 +239,32 @@ class Runner:
                     continue
                 res = ctx.receiver_types(site, recv)
                 shape = CallShape.of(call)
-                statics, rejecting, accepting = [], [], []
+                statics, rejecting, accepting, seen = [], [], [], set()
                 for t in sorted(res.instances()):
                     if t not in model.family_members or not model.is_polymorphic(t):
                         continue
-                    declared = index.method(t, member)
-                    if declared is None or declared[1].kind != "method":
+                    found = index.method(t, member)
+                    if found is None or found[1].kind != "method":
                         continue
-                    base_owner, base_fn = declared
-                    declares = {q.name for q in bound_params(base_fn)}
-                    if not any(k in declares for k in forwarded) or bind_error(
-                            bound_params(base_fn), shape, member):
+                    base_owner, base_fn = found
+                    base_params = bound_params(base_fn)
+                    declares = {q.name for q in base_params} & set(forwarded)
+                    if not declares or bind_error(base_params, shape, member):
                         continue  # nothing it declares is forwarded, or the declaration itself rejects
                     statics.append(t)
                     for impl in model.implementations({t}):
                         found = index.method(impl, member)
-                        if found is None or found[0] == base_owner or found[1].kind != "method":
+                        if impl in seen or found is None or found[0] == base_owner or found[1].kind != "method":
                             continue
+                        seen.add(impl)
                         owner, impl_fn = found
                         if impl_fn.unimplemented or base_owner not in index.mro(owner):
                             continue
-                        err = bind_error(bound_params(impl_fn), shape, f"{index.classes[owner].info.name}.{member}")
-                        dropped = [k for k in forwarded if k in declares and "keyword argument" in (err or "")
-                                   and f"'{k}'" in err]
+                        params = bound_params(impl_fn)
+                        err = bind_error(params, shape, f"{index.classes[owner].info.name}.{member}")
+                        takes = {q.name for q in params if q.kind != VAR_POSITIONAL}
+                        dropped = err is not None and not any(q.kind == VAR_KEYWORD for q in params) \
+                            and bool(declares - takes)
                         (rejecting if dropped else accepting).append((impl, owner, impl_fn, err))
                 if not rejecting:
                     continue

@@ -153,3 +153,21 @@ class User:
     assert ctx.index.modules["pkg.conn"].summary.functions["build"].return_values == (
         ("call", ("name", "TcpManager"), src.splitlines().index("    return TcpManager()") + 1, 11),)
     assert _types_of(ctx, "pkg.conn", "User", "run", "m") == {"pkg.conn.TcpManager"}
+
+
+def test_method_overload_stubs_answer_for_the_implementation(tmp_path):
+    src = _MANAGERS + """
+class Registry:
+    @overload
+    def lookup(self, kind: Literal["args"]) -> Type[Args]: ...
+    @overload
+    def lookup(self, kind: Literal["manager"]) -> Type[Manager]: ...
+    def lookup(self, kind, backend="tcp") -> Optional[type]:
+        return _TABLE[backend]
+
+    def build(self):
+        manager = self.lookup("manager")()
+        return manager
+"""
+    ctx = _context(tmp_path, {"pkg/__init__.py": "", "pkg/conn.py": src})
+    assert {"pkg.conn.Args", "pkg.conn.Manager"} <= _types_of(ctx, "pkg.conn", "Registry", "build", "manager")
