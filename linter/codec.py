@@ -140,7 +140,7 @@ def _enc_function(f: FunctionInfo) -> tuple:
             f.return_values, f.noop, f.is_async, f.locals, f.self_attrs, tuple(map(tuple, f.calls)),
             tuple(map(tuple, f.probes)), f.constructions, f.unimplemented, f.gates,
             tuple(map(tuple, f.guards)), f.falsy_defaults, tuple(map(tuple, f.reads)),
-            f.platform_gates, f.checks_only)
+            f.platform_gates, f.checks_only, f.falsy_stores, f.other_stores)
 
 
 # The records are rebuilt with tuple.__new__ once their fields are checked (no argument parsing).
@@ -237,10 +237,10 @@ def _names_to(v, check) -> dict:
 
 
 def _dec_function(t) -> FunctionInfo:
-    _need(type(t) is tuple and len(t) == 22)
+    _need(type(t) is tuple and len(t) == 24)
     (name, line, col, end_line, params, decorators, returns, return_values, noop, is_async, local_names,
      self_attrs, calls, probes, constructions, unimplemented, gates, guards, falsy, reads,
-     platform_gates, checks_only) = t
+     platform_gates, checks_only, falsy_stores, other_stores) = t
     _need(type(name) is str and type(line) is int and type(col) is int and type(end_line) is int
           and type(noop) is bool and type(is_async) is bool and type(unimplemented) is bool
           and type(checks_only) is bool)
@@ -249,7 +249,12 @@ def _dec_function(t) -> FunctionInfo:
         _tuple_of(return_values, _ref), noop, is_async, _names_to(local_names, _ref) if local_names else {},
         _names_to(self_attrs, _self_attr) if self_attrs else {}, _calls(calls), _probes(probes),
         _tuple_of(constructions, _construction), unimplemented, _tuple_of(gates, _gate), _guards(guards),
-        _strs(falsy), _reads(reads), _tuple_of(platform_gates, _platform_gate), checks_only)
+        _strs(falsy), _reads(reads), _tuple_of(platform_gates, _platform_gate), checks_only,
+        _tuple_of(falsy_stores, _str_int), _strs(other_stores))
+
+
+def _str_int(t) -> None:
+    _need(type(t) is tuple and len(t) == 2 and type(t[0]) is str and type(t[1]) is int)
 
 
 def _gate(t) -> None:
@@ -275,19 +280,19 @@ def _functions(v) -> dict[str, FunctionInfo]:
 def _enc_class(c: ClassInfo) -> tuple:
     return (c.name, c.line, c.col, c.end_line, c.bases, c.decorators,
             tuple(_enc_function(f) for f in c.methods.values()),
-            tuple((k, a.line, a.annotation, a.value) for k, a in c.attrs.items()))
+            tuple((k, a.line, a.annotation, a.value) for k, a in c.attrs.items()), c.falsy_attrs)
 
 
 def _dec_class(t) -> ClassInfo:
-    _need(type(t) is tuple and len(t) == 8)
-    name, line, col, end_line, bases, decorators, methods, attrs = t
+    _need(type(t) is tuple and len(t) == 9)
+    name, line, col, end_line, bases, decorators, methods, attrs, falsy_attrs = t
     _need(type(attrs) is tuple)
     decoded_attrs = {}
     for a in attrs:
         _need(type(a) is tuple and len(a) == 4)
         decoded_attrs[_str(a[0])] = ClassAttr(_int(a[1]), _opt_type(a[2]), _opt_ref(a[3]))
     return ClassInfo(_str(name), _int(line), _int(col), _int(end_line), _tuple_of(bases, _ref), _strs(decorators),
-                     _functions(methods), decoded_attrs)
+                     _functions(methods), decoded_attrs, _strs(falsy_attrs))
 
 
 def _import(t) -> Import:
@@ -335,18 +340,19 @@ def decode_parsed(plain, digest: str) -> Parsed:
 def _own_function(t) -> FunctionInfo:
     (name, line, col, end_line, params, decorators, returns, return_values, noop, is_async, local_names,
      self_attrs, calls, probes, constructions, unimplemented, gates, guards, falsy, reads, platform_gates,
-     checks_only) = t
+     checks_only, falsy_stores, other_stores) = t
     return FunctionInfo(name, line, col, end_line, tuple([_new(Param, p) for p in params]), decorators, returns,
                         return_values, noop, is_async, local_names, self_attrs,
                         tuple([_new(CallSite, c) for c in calls]), tuple([_new(Probe, p) for p in probes]),
                         constructions, unimplemented, gates, tuple([_new(Guard, g) for g in guards]), falsy,
-                        tuple([_new(Read, r) for r in reads]), platform_gates, checks_only)
+                        tuple([_new(Read, r) for r in reads]), platform_gates, checks_only, falsy_stores,
+                        other_stores)
 
 
 def _own_class(t) -> ClassInfo:
-    name, line, col, end_line, bases, decorators, methods, attrs = t
+    name, line, col, end_line, bases, decorators, methods, attrs, falsy_attrs = t
     return ClassInfo(name, line, col, end_line, bases, decorators, {m[0]: _own_function(m) for m in methods},
-                     {a[0]: ClassAttr(a[1], a[2], a[3]) for a in attrs})
+                     {a[0]: ClassAttr(a[1], a[2], a[3]) for a in attrs}, falsy_attrs)
 
 
 def decode_own(plain) -> Parsed:

@@ -30,7 +30,7 @@ from .platforms import add_platform_gates, mentions_platform_test
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 20
+SUMMARY_VERSION = 21
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -113,6 +113,12 @@ class FunctionInfo:
     # The body only refuses: `if <test>: raise ...`, `assert ...` (with at least one of them), and
     # nothing else that acts: a validation hook, whose absence loses no working behaviour.
     checks_only: bool = False
+    # (attr, line) where `self.<attr>` is assigned a false literal (False, None, 0, ""): the
+    # self_attrs entry's value is None there, as for any expression the summary does not read.
+    falsy_stores: tuple[tuple[str, int], ...] = ()
+    # `self.<attr>` stored other than by `=`: `self.x += ...`, `setattr(self, "x", ...)`; "*" for a
+    # `setattr(self, <not a literal>, ...)`, which may store any attribute.
+    other_stores: tuple[str, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -143,6 +149,7 @@ class ClassInfo:
     decorators: tuple[str, ...]
     methods: dict[str, FunctionInfo] = field(default_factory=dict)
     attrs: dict[str, ClassAttr] = field(default_factory=dict)
+    falsy_attrs: tuple[str, ...] = ()  # class attributes assigned a false literal (False, None, 0, "")
 
 
 class Import(NamedTuple):
@@ -352,6 +359,8 @@ class _FunctionWalker(ast.NodeVisitor):
         self.locals: dict[str, list[tuple]] = {}
         self.hooks: set[str] = set()  # locals bound by `getattr(obj, "name", ...)`
         self.self_attrs: dict[str, list[tuple]] = {}
+        self.falsy_stores: list[tuple[str, int]] = []
+        self.other_stores: set[str] = set()
         self.calls: list[CallSite] = []
         self.probes: list[Probe] = []
         self.constructions: list[tuple] = []
@@ -461,8 +470,15 @@ class _FunctionWalker(ast.NodeVisitor):
         elif isinstance(target, ast.Starred):
             self.bind(target.value, value, annotation, line)
 
+    def _note_falsy(self, target: ast.expr, value: ast.expr | None, line: int) -> None:
+        if _falsy_literal(value) and isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                and target.value.id == self.self_name:
+            self.falsy_stores.append((target.attr, line))
+
     def visit_Assign(self, node: ast.Assign) -> None:
         value = self.ref(node.value)
+        for target in node.targets:
+            self._note_falsy(target, node.value, node.lineno)
         for target in node.targets:
             if isinstance(target, (ast.Tuple, ast.List)) and isinstance(node.value, (ast.Tuple, ast.List)) \
                     and len(target.elts) == len(node.value.elts):
@@ -472,7 +488,15 @@ class _FunctionWalker(ast.NodeVisitor):
                 self.bind(target, value, None, node.lineno)
         self.generic_visit(node)
 
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        target = node.target
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                and target.value.id == self.self_name:
+            self.other_stores.add(target.attr)
+        self.generic_visit(node)
+
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._note_falsy(node.target, node.value, node.lineno)
         self.bind(node.target, self.ref(node.value), type_ref(node.annotation), node.lineno)
         if node.value is not None:
             self.visit(node.value)
@@ -697,6 +721,9 @@ class _FunctionWalker(ast.NodeVisitor):
                         kind = "try-except"
                     if kind:
                         self.probes.append(Probe(node.lineno, node.col_offset, self.ref(args[0]), member, kind))
+            elif fid == "setattr" and len(args) >= 2 and type(args[0]) is ast.Name \
+                    and args[0].id == self.self_name:
+                self.other_stores.add(_str_arg(args[1]) or "*")
             callee = ("name", fid)
             self.gates.append((fid, node.lineno))
             last = fid
@@ -927,7 +954,8 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
         constructions=tuple(walker.constructions), unimplemented=is_unimplemented_body(node.body),
         gates=tuple(walker.gates), guards=tuple(walker.guards),
         falsy_defaults=falsy_defaults(node.args) if node.name == "__init__" else (), reads=_probed_reads(walker),
-        checks_only=is_checks_only_body(node.body),
+        checks_only=is_checks_only_body(node.body), falsy_stores=tuple(walker.falsy_stores),
+        other_stores=tuple(sorted(walker.other_stores)),
     )
 
 
@@ -954,6 +982,18 @@ def _probed_reads(walker: _FunctionWalker) -> tuple[Read, ...]:
             recv = walker.ref(value)
         out.append(Read(node.lineno, recv, node.attr, id(node) in walker.chained))
     return tuple(out)
+
+
+def _falsy_literal(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value is not Ellipsis and not node.value
+
+
+def _class_falsy(info: ClassInfo, name: str, value: ast.expr | None) -> None:
+    """Keep `falsy_attrs` true to the last assignment of `name` in the class body."""
+    falsy = [a for a in info.falsy_attrs if a != name]
+    if _falsy_literal(value):
+        falsy.append(name)
+    info.falsy_attrs = tuple(falsy)
 
 
 def _after_overloads(previous: FunctionInfo | None, fn: FunctionInfo) -> None:
@@ -987,15 +1027,18 @@ def _summarise_class(node: ast.ClassDef, prefix: str, classes: dict[str, ClassIn
         elif isinstance(stmt, ast.ClassDef):
             _summarise_class(stmt, f"{name}.", classes, pending, imports, chains)
             info.attrs[stmt.name] = ClassAttr(stmt.lineno, None, ("name", stmt.name))
+            _class_falsy(info, stmt.name, None)
         elif isinstance(stmt, ast.Assign):
             value = _EXPRESSIONS.ref(stmt.value)
             for target in stmt.targets:
                 for t in (target.elts if isinstance(target, ast.Tuple) else [target]):
                     if isinstance(t, ast.Name):
                         info.attrs[t.id] = ClassAttr(stmt.lineno, None, value)
+                        _class_falsy(info, t.id, stmt.value)
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             info.attrs[stmt.target.id] = ClassAttr(stmt.lineno, type_ref(stmt.annotation),
                                                    _EXPRESSIONS.ref(stmt.value))
+            _class_falsy(info, stmt.target.id, stmt.value)
 
 
 def _flatten(body: list[ast.stmt]):

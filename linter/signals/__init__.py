@@ -15,6 +15,7 @@ _SIGNALS: tuple[tuple[str, str], ...] = (
     ("check_only", "CheckOnly"),
     ("model_reach", "ModelReach"),
     ("dominating_guard", "DominatingGuard"),
+    ("capability_flag", "CapabilityFlag"),
     ("unsupported_pairing", "UnsupportedPairing"),
     ("platform", "PlatformSignal"),
 )
