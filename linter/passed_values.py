@@ -64,12 +64,17 @@ class PassedValues:
         out: dict = {}
         steps: list[Evidence] = []
         found = False
+        init = self.index.method(qual, "__init__")
+        bases_init = init is None or self._calls_an_init(init)
         for c in self.index.mro(qual):
             entry = self.index.classes[c]
             ca = entry.info.attrs.get(attr)
             if ca is not None and ca.value is not None:
                 return None  # a class-level value: the resolver's business
             for method, (value, ann, line) in self.index.assignments(c).get(attr, ()):
+                runs = self.index.method(qual, method.name)
+                if (runs is None or runs[0] != c) and not (method.name == "__init__" and bases_init):
+                    continue  # overridden for `qual`: a base's `__init__` its own never calls
                 found = True
                 got = self.value(value, Scope(entry.module, c, method), 0, frozenset())
                 if got is None:
@@ -77,6 +82,16 @@ class PassedValues:
                 _merge(out, got[0])
                 steps.extend(got[1])
         return (out, steps) if found else None
+
+    def _calls_an_init(self, init: tuple) -> bool:
+        """Whether the `__init__` an instance runs calls another (`super().__init__(...)`,
+        `Base.__init__(self, ...)`): then every base's `__init__` may run. Unknown: it may."""
+        owner, fn = init
+        if any(c[0] == ("super",) for c in fn.constructions):
+            return True
+        got = self._function_source(Scope(self.index.classes[owner].module, owner, fn))
+        return got is None or any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                                  and n.func.attr == "__init__" for n in ast.walk(got[1]))
 
     # --- expressions -----------------------------------------------------------------------------
     def value(self, ref: tuple | None, scope: Scope, steps: int, visiting: frozenset):
