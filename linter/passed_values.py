@@ -11,7 +11,8 @@ other builder makes from being paired with the wrapper.
 
 Sound where it answers: any step it cannot follow makes the whole answer unknown, and the
 delegate keeps its annotation's classes and their subclasses. Unknown are a caller passing
-`*args`, or `**kwargs` that may carry the parameter (a splatted local dict is read: every key it
+`*args`, or `**kwargs` that may carry the parameter, a function no code in the tree calls (its
+callers are outside) (a splatted local dict is read: every key it
 can get must be a constant), a method called through a receiver the index cannot type or by
 `getattr`, a plain function's parameter (its calls are not all recorded), a class value read off
 an attribute, and more callers than MAX_CALLERS. A call of an in-tree method whose every
@@ -238,8 +239,8 @@ class PassedValues:
     def _param_uncached(self, scope: Scope, param, steps: int):
         fn = scope.fn
         callers = self._callers(scope)
-        if callers is None:
-            return None
+        if not callers:
+            return None  # unknown, or none in the tree: called from outside it
         implicit = 1 if scope.cls and fn.kind in ("method", "classmethod") else 0
         position = None if param.kind == KEYWORD_ONLY else \
             next(i for i, p in enumerate(fn.params) if p.name == param.name) - implicit
