@@ -300,8 +300,8 @@ class FamilyModel:
         delegate.exact = exact
         delegate.evidence = delegate.evidence + tuple(steps[:3]) + (Evidence(
             entry.file.display, entry.info.line,
-            f"every assignment of `self.{delegate.attr}` is followed to what its builders pass: it holds "
-            f"{how}{shown}"),)
+            f"`self.{delegate.attr}` holds {how}{shown} (every assignment of it followed to what its "
+            f"builders pass)"),)
 
     # --- what the constructors are really given ------------------------------------------------
     @cached_property
