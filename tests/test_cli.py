@@ -180,7 +180,7 @@ def test_evidence_is_the_chain_and_the_rest_with_verbose():
     assert len(everything) == 16 and len(set(everything)) == 16 and set(chain) < set(everything)
     doc = json.loads(attn_lint(AL001, "--no-cache", "--format", "json").stdout)
     flags = [e["supporting"] for e in doc["findings"][0]["evidence"]]
-    assert len(flags) == 17 and flags.count(False) == 8  # JSON keeps every link, marked
+    assert len(flags) == 16 and flags.count(False) == 8  # JSON keeps every link, marked
     github = attn_lint(AL001, "--no-cache", "--format", "github").stdout
     assert "sarvam_moe.py" not in github and "sarvam_moe.py" in attn_lint(
         AL001, "--no-cache", "--format", "github", "--verbose").stdout
