@@ -14,6 +14,7 @@ from functools import cached_property
 
 from .findings import Evidence
 from .index import TreeIndex
+from .passed_values import PassedValues
 from .facts import ModuleFacts, function_ref, mentions_self_attr
 from .resolve import Resolver, Scope, describe_type
 from .summary import KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, FunctionInfo, member_target, root_name
@@ -25,6 +26,9 @@ class Delegate:
     types: frozenset[str]  # static classes the attribute holds (element classes for sequences)
     sequence: bool
     evidence: tuple[Evidence, ...]
+    # Those of `types` it holds exactly, not a subclass: built by calling a class the code names
+    # (see passed_values.py).
+    exact: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
@@ -44,6 +48,15 @@ class Wrapper:
         for d in self.delegates:
             out |= d.types
         return out
+
+    def exact_types(self) -> frozenset[str]:
+        """The delegate types held exactly by every delegate that can hold them."""
+        exact: set[str] = set()
+        wide: set[str] = set()
+        for d in self.delegates:
+            exact |= d.exact
+            wide |= d.types - d.exact
+        return frozenset(exact - wide)
 
 
 class FamilyModel:
@@ -76,7 +89,8 @@ class FamilyModel:
         return bool(self.index.subclasses.get(qual))
 
     def implementations(self, types: set[str] | frozenset[str], exclude: str | None = None,
-                        leaves_only: bool = True, nested: bool = True) -> list[str]:
+                        leaves_only: bool = True, nested: bool = True,
+                        exact: frozenset[str] = frozenset()) -> list[str]:
         """Every class an attribute of these static types can hold: each type and its descendants.
 
         With `leaves_only`, a wrapper is held only where `types` names it (and not at all
@@ -84,12 +98,14 @@ class FamilyModel:
         to it (a construction passing it, a factory returning it: see `_narrow_by_construction`),
         never because some wrapper descends from the delegate's annotation. Wrappers do nest (a
         prefill/decode split inside a hybrid wrapper and the reverse), but an annotation naming
-        the family's root says nothing of which.
+        the family's root says nothing of which. A type in `exact` is that class alone (a
+        delegate built by calling it: Wrapper.exact_types).
         """
         out: set[str] = set()
         for t in types:
             out.add(t)
-            out |= self.index.descendants(t)
+            if t not in exact:
+                out |= self.index.descendants(t)
         if leaves_only:
             out -= self.wrappers.keys() - (types if nested else frozenset())
         out.discard(exclude)
@@ -125,7 +141,8 @@ class FamilyModel:
             return False
         if qual not in self.wrappers or depth > 3 or not self.forwards_own_name(qual, member):
             return True
-        held = self.implementations(self.wrappers[qual].delegate_types(), exclude=qual)
+        w = self.wrappers[qual]
+        held = self.implementations(w.delegate_types(), exclude=qual, exact=w.exact_types())
         return any(self.provides(h, member, depth + 1) for h in held)
 
     def forwards_own_name(self, qual: str, member: str) -> bool:
@@ -252,10 +269,39 @@ class FamilyModel:
             w = self._wrapper(qual)
             if w is not None:
                 out[qual] = w
+        passed = PassedValues(self)
         for w in out.values():
             for d in w.delegates:
                 self._narrow_by_construction(w.qual, d, out.keys())
+                self._narrow_by_passed_values(passed, w.qual, d)
         return out
+
+    def _narrow_by_passed_values(self, passed: "PassedValues", qual: str, delegate: Delegate) -> None:
+        """Where every assignment of the delegate can be followed to the classes its builders
+        call (through the constructor's parameters and their callers: passed_values.py), it holds
+        those, each exactly where it is built by calling the class itself."""
+        if delegate.sequence:
+            return
+        got = passed.held(qual, delegate.attr)
+        if got is None:
+            return
+        values, steps = got
+        held = {t: exact for t, exact in values.items() if isinstance(t, str) and self.same_family(t, qual)}
+        if not held or any(not isinstance(t, str) for t in values):
+            return  # nothing of the family, or a class object rather than an instance
+        types = frozenset(held)
+        exact = frozenset(t for t, e in held.items() if e)
+        if types == delegate.types and exact == delegate.exact:
+            return
+        entry = self.index.classes[qual]
+        shown = ", ".join(sorted(describe_type(t) for t in types))
+        how = "exactly " if exact == types else ""
+        delegate.types = types
+        delegate.exact = exact
+        delegate.evidence = delegate.evidence + tuple(steps[:3]) + (Evidence(
+            entry.file.display, entry.info.line,
+            f"`self.{delegate.attr}` holds {how}{shown} (every assignment of it followed to what its "
+            f"builders pass)"),)
 
     # --- what the constructors are really given ------------------------------------------------
     @cached_property

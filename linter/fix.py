@@ -148,7 +148,7 @@ def _method_code(ctx, f: Finding, sources: "_SourceCache", indent: str) -> str:
 
     delegates = []
     for d in wrapper.delegates:
-        reach = model.implementations(d.types, exclude=f.class_name)
+        reach = model.implementations(d.types, exclude=f.class_name, exact=d.exact)
         if any(index.lookup(i, member) is not None for i in reach):
             delegates.append(d)
     if not delegates:

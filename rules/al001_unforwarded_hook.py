@@ -159,7 +159,8 @@ def prefill(backend: Backend, batch):
         for wq, wrapper in sorted(model.wrappers.items()):
             if index.has_getattr_hook(wq) or index.opaque_bases(wq):
                 continue  # dynamic forwarding, or members we cannot see: no claim
-            impls = model.implementations(wrapper.delegate_types(), exclude=wq)
+            impls = model.implementations(wrapper.delegate_types(), exclude=wq,
+                                         exact=wrapper.exact_types())
             provided = model.members_provided(impls)
             for member in sorted(provided.keys() & ctx.probes.keys() - model.structural_members):
                 if member.startswith("__") or index.lookup(wq, member) is not None:

@@ -176,7 +176,8 @@ delegates that may not implement a placeholder hook, only where the configuratio
             statics = wrapper.delegate_types() - {wq}
             # Leaves only: a delegate that is itself a wrapper is left to AL001 (see
             # docs/history-corpus.md, gap 2: on sglang 0.5.23 it added one pairing, never run).
-            impls = model.implementations(statics, exclude=wq, nested=False)
+            impls = model.implementations(statics, exclude=wq, nested=False,
+                                         exact=wrapper.exact_types())
             for member, hit in sorted(index.member_table(wq)[0].items()):
                 if member.startswith("__") or member not in used or hit[1] != "method" \
                         or member in model.structural_members:

@@ -74,7 +74,7 @@ def holding_delegates(ctx: "Context", wq: str, wrapper, member: str, owners: Ite
     index, model = ctx.index, ctx.model
     options = []
     for d in wrapper.delegates:
-        impls = model.implementations(d.types, exclude=wq)
+        impls = model.implementations(d.types, exclude=wq, exact=d.exact)
         defined_by = {hit[0] for hit in (index.lookup(i, member) for i in impls) if hit is not None}
         options.append((len(impls), d.attr, defined_by))
     options.sort(key=lambda o: o[:2])

@@ -1,0 +1,464 @@
+"""What a delegate built from its constructor's parameters holds, from every call that builds it.
+
+`Pool.__init__(self, inner_cls=None)` storing `self.inner = (inner_cls or PlainInner)(...)` holds
+what its callers pass for `inner_cls`: followed through the callers' own parameters (a builder
+method handed the class by another), their locals, and the return statements of the methods they
+call on `self` (`cls = self._pick(kind, default=PlainInner)`), a few steps up. A class the code
+names and calls (`PlainInner(...)`, a class default, a class passed by name) builds exactly that
+class, not one of its subclasses: the delegate then holds only those classes, which is what
+narrows a base-typed annotation (`inner: Optional[Base]`) and stops a subclass that only some
+other builder makes from being paired with the wrapper.
+
+Sound where it answers: any step it cannot follow makes the whole answer unknown, and the
+delegate keeps its annotation's classes and their subclasses. Unknown are a caller passing
+`*args`, or `**kwargs` that may carry the parameter, a function no code in the tree calls (its
+callers are outside) (a splatted local dict is read: every key it
+can get must be a constant), a method called through a receiver the index cannot type or by
+`getattr`, a plain function's parameter (its calls are not all recorded), a class value read off
+an attribute, and more callers than MAX_CALLERS. A call of an in-tree method whose every
+implementation returns a constant (`return None`: the default of a hook out-of-tree code may
+override) gives no class: what out-of-tree code returns is not one of the tree's classes.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from .discover import open_source
+from .findings import Evidence
+from .resolve import Scope, describe_type
+from .summary import KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, _EXPRESSIONS, _summarise_function
+
+if TYPE_CHECKING:
+    from .families import FamilyModel
+    from .summary import FunctionInfo
+
+MAX_STEPS = 8  # parameter and return hops followed from the assignment
+MAX_CALLERS = 8  # more callers than this: a utility, not a builder handing classes over
+
+# A traced value: element -> whether it is exactly that class. Elements as the resolver's:
+# "pkg.Cls" an instance, ("cls", "pkg.Cls") the class object. None: unknown.
+Values = dict
+
+
+def _merge(out: dict, more: dict) -> None:
+    for k, exact in more.items():
+        out[k] = out.get(k, True) and exact
+
+
+class PassedValues:
+    def __init__(self, model: "FamilyModel"):
+        self.model = model
+        self.index = model.index
+        self.resolver = model.resolver
+        self._member_calls: dict | None = None
+        self._param_memo: dict[tuple, tuple[dict, list] | None] = {}
+        self._return_memo: dict[tuple, tuple[dict, list] | None] = {}
+        self._full: dict[tuple, tuple] = {}
+        self._lines: dict[str, list[bytes] | None] = {}
+
+    # --- the question ----------------------------------------------------------------------------
+    def held(self, qual: str, attr: str) -> tuple[dict, list[Evidence]] | None:
+        """What `self.<attr>` holds on an instance of `qual`, from every assignment of it in the
+        classes of its MRO; None where one of them cannot be followed."""
+        out: dict = {}
+        steps: list[Evidence] = []
+        found = False
+        init = self.index.method(qual, "__init__")
+        bases_init = init is None or self._calls_an_init(init)
+        for c in self.index.mro(qual):
+            entry = self.index.classes[c]
+            ca = entry.info.attrs.get(attr)
+            if ca is not None and ca.value is not None:
+                return None  # a class-level value: the resolver's business
+            for method, (value, ann, line) in self.index.assignments(c).get(attr, ()):
+                runs = self.index.method(qual, method.name)
+                if (runs is None or runs[0] != c) and not (method.name == "__init__" and bases_init):
+                    continue  # overridden for `qual`: a base's `__init__` its own never calls
+                found = True
+                got = self.value(value, Scope(entry.module, c, method), 0, frozenset())
+                if got is None:
+                    return None
+                _merge(out, got[0])
+                steps.extend(got[1])
+        return (out, steps) if found else None
+
+    def _calls_an_init(self, init: tuple) -> bool:
+        """Whether the `__init__` an instance runs calls another (`super().__init__(...)`,
+        `Base.__init__(self, ...)`): then every base's `__init__` may run. Unknown: it may."""
+        owner, fn = init
+        if any(c[0] == ("super",) for c in fn.constructions):
+            return True
+        got = self._function_source(Scope(self.index.classes[owner].module, owner, fn))
+        return got is None or any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                                  and n.func.attr == "__init__" for n in ast.walk(got[1]))
+
+    # --- expressions -----------------------------------------------------------------------------
+    def value(self, ref: tuple | None, scope: Scope, steps: int, visiting: frozenset):
+        if ref is None or steps > MAX_STEPS:
+            return None
+        kind = ref[0]
+        if kind == "name":
+            return self._name(ref[1], scope, steps, visiting)
+        if kind == "union":
+            out: dict = {}
+            ev: list = []
+            for item in ref[1]:
+                got = self.value(item, scope, steps, visiting)
+                if got is None:
+                    return None
+                _merge(out, got[0])
+                ev.extend(got[1])
+            return out, ev
+        if kind == "call":
+            return self._call(ref, scope, steps, visiting)
+        return None
+
+    def _name(self, name: str, scope: Scope, steps: int, visiting: frozenset):
+        fn = scope.fn
+        if fn is None:
+            return None
+        params = fn.params
+        if scope.cls and params and name == params[0].name and fn.kind != "staticmethod":
+            return None  # `self`: not a value handed over
+        param = next((p for p in params if p.name == name), None) if fn.name != "<module>" else None
+        out: dict = {}
+        ev: list = []
+        if param is not None:
+            got = self._param(scope, param, steps)
+            if got is None:
+                return None
+            out, ev = dict(got[0]), list(got[1])
+        key = ("local", scope.module, id(fn), name)
+        if name in fn.locals and key not in visiting:
+            # A local (a parameter rebound, `cls = cls or Plain`, holds both).
+            for v in fn.locals[name]:
+                got = self.value(v, scope, steps, visiting | {key})
+                if got is None:
+                    return None
+                _merge(out, got[0])
+                ev.extend(got[1])
+            return out, ev
+        if param is not None:
+            return out, ev
+        sym = self.index.resolve_name(scope.module, name)
+        if sym is not None and sym.kind == "class" and sym.qual in self.index.classes:
+            return {("cls", sym.qual): True}, []
+        return None
+
+    def _call(self, ref: tuple, scope: Scope, steps: int, visiting: frozenset):
+        func = ref[1]
+        if func is None:
+            return None
+        fn = scope.fn
+        if func[0] == "attr" and scope.cls and fn.params and func[1] == ("name", fn.params[0].name) \
+                and fn.kind == "method":
+            return self._self_method_returns(scope.cls, func[2], steps)
+        if func[0] == "name":
+            got = self._name(func[1], scope, steps, visiting)
+            if got is not None and got[0] and all(isinstance(k, tuple) and k[0] == "cls" for k in got[0]):
+                return {k[1]: exact for k, exact in got[0].items()}, got[1]
+            if got is not None and not got[0]:
+                return {}, got[1]  # only `None` was handed over: nothing is built from it here
+        if func[0] == "attr":
+            base = self.resolver.resolve(func[1], scope)
+            if base.types and all(isinstance(t, tuple) and t[0] == "mod" for t in base.types):
+                quals = {getattr(self.index.resolve_name(t[1], func[2]), "qual", None) for t in base.types}
+                if all(q in self.index.classes for q in quals):
+                    return {q: True for q in quals}, []  # `module.Cls(...)`
+            if self._returns_constants(base, func[2]):
+                return {}, []
+        return None
+
+    def _returns_constants(self, base, member: str) -> bool:
+        """Every in-tree implementation of `member` on the receiver's classes returns a constant
+        (`return None`), or what a member it fetches by a computed name returns
+        (`hook = getattr(self, name, None)`, `return hook()`): a hook left to out-of-tree code,
+        whose classes are not the tree's. Read from the source: a summary keeps no constant."""
+        classes = {t for t in base.types if isinstance(t, str) and t in self.index.classes}
+        if not classes or len(classes) != len(base.types):
+            return False
+        seen = False
+        for c in classes:
+            for k in {c} | self.index.descendants(c):
+                found = self.index.method(k, member)
+                if found is None:
+                    continue
+                seen = True
+                owner, fn = found
+                if fn.kind == "property":
+                    return False
+                got = self._function_source(Scope(self.index.classes[owner].module, owner, fn))
+                if got is None or not _returns_only_constants_or_hooks(got[1]):
+                    return False
+        return seen
+
+    def _self_method_returns(self, cls: str, member: str, steps: int):
+        """What `self.member(...)` returns, over every class that can be `self` there."""
+        key = (cls, member)
+        if key in self._return_memo:
+            return self._return_memo[key]
+        self._return_memo[key] = None  # recursion guard
+        out: dict = {}
+        ev: list = []
+        found = [self.index.method(k, member) for k in {cls} | self.index.descendants(cls)]
+        impls = {hit[0]: hit[1] for hit in found if hit is not None}
+        result = None
+        if None not in found and impls:
+            result = (out, ev)
+            for owner, m in sorted(impls.items()):
+                if not m.return_values or m.kind != "method":
+                    result = None
+                    break
+                mscope = Scope(self.index.classes[owner].module, owner, m)
+                for v in m.return_values:
+                    got = self.value(v, mscope, steps + 1, frozenset())
+                    if got is None:
+                        result = None
+                        break
+                    _merge(out, got[0])
+                    ev.extend(got[1])
+                if result is None:
+                    break
+        self._return_memo[key] = result
+        return result
+
+    # --- parameters, from their callers ----------------------------------------------------------
+    def _param(self, scope: Scope, param, steps: int):
+        if param.kind in (VAR_POSITIONAL, VAR_KEYWORD):
+            return None
+        fn = scope.fn
+        key = (scope.module, scope.cls, fn.name, fn.line, param.name)
+        if key in self._param_memo:
+            return self._param_memo[key]
+        self._param_memo[key] = None  # recursion guard: a cycle of hand-overs is not followed
+        self._param_memo[key] = self._param_uncached(scope, param, steps)
+        return self._param_memo[key]
+
+    def _param_uncached(self, scope: Scope, param, steps: int):
+        fn = scope.fn
+        callers = self._callers(scope)
+        if not callers:
+            return None  # unknown, or none in the tree: called from outside it
+        implicit = 1 if scope.cls and fn.kind in ("method", "classmethod") else 0
+        position = None if param.kind == KEYWORD_ONLY else \
+            next(i for i, p in enumerate(fn.params) if p.name == param.name) - implicit
+        out: dict = {}
+        ev: list = []
+        for cscope, args, kwargs, line, label in callers:
+            if param.name in kwargs:
+                given = kwargs[param.name]
+            elif position is not None and position < len(args):
+                given = args[position]
+                if any(a is None for a in args[:position + 1]):
+                    return None  # a starred or unreadable argument before it
+            else:
+                if not self._splats_cannot_carry(cscope, param.name, position is not None):
+                    return None
+                if param.annotation is not None and param.annotation[0] == "tdefault":
+                    sym = self.index.resolve_name(scope.module, param.annotation[1][1])
+                    if sym is None or sym.kind != "class" or sym.qual not in self.index.classes:
+                        return None
+                    _merge(out, {("cls", sym.qual): True})
+                # other defaults are constants (`None`): no class
+                continue
+            got = self.value(given, cscope, steps + 1, frozenset())
+            if got is None:
+                return None
+            _merge(out, got[0])
+            if got[0]:
+                shown = ", ".join(sorted(describe_type(t) for t in got[0]))
+                ev.append(Evidence(self._path(cscope.module), line,
+                                   f"`{label}` in `{cscope.fn.name}` passes {shown} as `{param.name}`"))
+            ev.extend(got[1])
+        return out, ev[:6]
+
+    def _callers(self, scope: Scope) -> list | None:
+        """(caller scope, positional refs, {keyword: ref}, line, label) for every call the tree
+        shows of the function `scope` is in; None where they cannot all be known."""
+        fn = scope.fn
+        if fn.name == "__init__" and scope.cls:
+            calls = self.model.init_calls(scope.cls)
+            if len(calls) > MAX_CALLERS:
+                return None
+            out = []
+            for cscope, (_, args, kwargs, _star), label in calls:
+                full = self._full_scope(cscope)
+                out.append((full, args, dict(kwargs), full.fn.line, label))
+            return out
+        if not scope.cls or fn.kind != "method":
+            return None
+        entries = self._calls_named(fn.name)
+        out = []
+        for csite, call, (recv, _, how) in entries:
+            res = self.resolver.resolve(recv, csite.scope).instances()
+            if not res or how != "call":
+                return None  # some call of that name may be this method's
+            runs = [self.index.lookup(t, fn.name) for t in res if t in self.index.classes]
+            if not any(hit is not None and hit[0] == scope.cls for hit in runs):
+                continue
+            full = self._full_scope(csite.scope)
+            node = self._call_node(full, call.line, call.col)
+            if node is None:
+                return None
+            args = tuple(None if isinstance(a, ast.Starred) else _EXPRESSIONS.ref(a) for a in node.args)
+            kwargs = {kw.arg: _EXPRESSIONS.ref(kw.value) for kw in node.keywords if kw.arg}
+            out.append((full, args, kwargs, call.line, f"{fn.name}(...)"))
+            if len(out) > MAX_CALLERS:
+                return None
+        return out
+
+    def _calls_named(self, member: str) -> list:
+        if self._member_calls is None:
+            merged: dict = {}
+            for facts in self.model.facts.values():
+                for name, entries in facts.member_calls.items():
+                    merged.setdefault(name, []).extend(entries)
+            self._member_calls = merged
+        return self._member_calls.get(member, [])
+
+    # --- the callers' own text -------------------------------------------------------------------
+    def _path(self, module: str) -> str:
+        mod = self.index.modules.get(module)
+        return mod.file.display if mod else module
+
+    def _full_scope(self, scope: Scope) -> Scope:
+        """The caller's scope with every local its summary pruned (a local handed on only to a
+        method call is not kept there), re-read from its source."""
+        got = self._function_source(scope)
+        return Scope(scope.module, scope.cls, got[0]) if got else scope
+
+    def _function_source(self, scope: Scope):
+        fn = scope.fn
+        key = (scope.module, fn.line, fn.name)
+        if key in self._full:
+            return self._full[key]
+        self._full[key] = None
+        mod = self.index.modules.get(scope.module)
+        if mod is None or fn.name == "<module>":
+            return None
+        path = mod.file.path
+        if path not in self._lines:
+            try:
+                with open_source(path) as fh:
+                    self._lines[path] = fh.read().splitlines(keepends=True)
+            except OSError:
+                self._lines[path] = None
+        lines = self._lines[path]
+        if not lines or fn.end_line > len(lines):
+            return None
+        text = b"".join(lines[fn.line - 1:fn.end_line]).decode("utf-8", "replace")
+        # An indented method parses inside a block; the offset keeps the file's line numbers.
+        try:
+            tree = ast.parse("if True:\n" + text if text[:1] in " \t" else text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        node = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and n.name == fn.name), None)
+        if node is None:
+            return None
+        shift = fn.line - node.lineno
+        for n in ast.walk(node):
+            if hasattr(n, "lineno"):
+                n.lineno += shift
+                if getattr(n, "end_lineno", None) is not None:
+                    n.end_lineno += shift
+        info = _summarise_function(node, scope.cls is not None, [], [], [])
+        self._full[key] = (info, node)
+        return self._full[key]
+
+    def _call_node(self, scope: Scope, line: int, col: int) -> ast.Call | None:
+        got = self._function_source(scope)
+        if got is None:
+            return None
+        for n in ast.walk(got[1]):
+            if isinstance(n, ast.Call) and n.lineno == line and n.col_offset == col:
+                return n
+        return None  # `if True:` keeps columns as they were: a miss means the file changed
+
+    def _splats_cannot_carry(self, scope: Scope, name: str, positional: bool) -> bool:
+        """No `*args` (for a parameter that can be passed by position) and no `**mapping` in the
+        calling function can carry `name`: every mapping splatted is a local built from dict
+        displays, `.update(k=...)` and `m["k"] = ...` with constant keys, none of them `name`."""
+        got = self._function_source(scope)
+        if got is None:
+            return False
+        node = got[1]
+        splatted: set[str] = set()
+        for n in ast.walk(node):
+            if isinstance(n, ast.Call):
+                if positional and any(isinstance(a, ast.Starred) for a in n.args):
+                    return False
+                for kw in n.keywords:
+                    if kw.arg is not None:
+                        continue
+                    if isinstance(kw.value, ast.Dict):
+                        if not _constant_keys(kw.value, name):
+                            return False
+                    elif isinstance(kw.value, ast.Name):
+                        splatted.add(kw.value.id)
+                    else:
+                        return False
+        if not splatted:
+            return True
+        params = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+        if splatted & params:
+            return False
+        return all(_local_dict_without(node, local, name) for local in splatted)
+
+
+def _returns_only_constants_or_hooks(fn: ast.AST) -> bool:
+    hooks = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Name) \
+                and n.value.func.id == "getattr" and len(n.value.args) >= 2 \
+                and not isinstance(n.value.args[1], ast.Constant):
+            hooks.add(n.targets[0].id)
+    for n in ast.walk(fn):
+        if isinstance(n, (ast.Yield, ast.YieldFrom)):
+            return False
+        if isinstance(n, ast.Return) and n.value is not None and not isinstance(n.value, ast.Constant):
+            v = n.value
+            if not (isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in hooks):
+                return False
+    return True
+
+
+def _constant_keys(d: ast.Dict, name: str) -> bool:
+    return all(isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value != name for k in d.keys)
+
+
+def _local_dict_without(fn: ast.AST, local: str, name: str) -> bool:
+    """Every use of `local` in `fn` is one of: bound to a dict display, `**local`, `local.update`
+    with constant keywords or a dict display, `local["key"] = ...`; and `name` is never a key."""
+    parents: dict[int, ast.AST] = {}
+    for n in ast.walk(fn):
+        for child in ast.iter_child_nodes(n):
+            parents[id(child)] = n
+    for n in ast.walk(fn):
+        if not (isinstance(n, ast.Name) and n.id == local):
+            continue
+        parent = parents.get(id(n))
+        if isinstance(n.ctx, ast.Store):
+            if not (isinstance(parent, ast.Assign) and isinstance(parent.value, ast.Dict)
+                    and _constant_keys(parent.value, name)):
+                return False
+        elif isinstance(parent, ast.keyword) and parent.arg is None:
+            continue
+        elif isinstance(parent, ast.Attribute) and parent.attr == "update":
+            call = parents.get(id(parent))
+            if not isinstance(call, ast.Call) or call.func is not parent:
+                return False
+            if any(kw.arg is None or kw.arg == name for kw in call.keywords):
+                return False
+            if not all(isinstance(a, ast.Dict) and _constant_keys(a, name) for a in call.args):
+                return False
+        elif isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Store):
+            key = parent.slice
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value != name):
+                return False
+        else:
+            return False
+    return True

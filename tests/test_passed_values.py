@@ -1,0 +1,86 @@
+"""A delegate built from its constructor's parameters holds what every builder passes
+(linter/passed_values.py), on fixtures/passed_class_values: a hybrid cache built from a class its
+builder picks (`_pick(kind, default=LatentCache)`, a platform hook returning None in the tree)
+never holds the layer-split cache that only another builder makes; one unknown caller keeps the
+annotation's every subclass."""
+
+from __future__ import annotations
+
+import shutil
+
+from conftest import FIXTURES, lint
+
+_CASE = FIXTURES / "passed_class_values"
+
+
+def _tree(tmp_path, edits: dict[str, tuple[str, str]] | None = None):
+    root = tmp_path / "case"
+    shutil.copytree(_CASE, root)
+    for rel, (old, new) in (edits or {}).items():
+        path = root / "serving" / "cache" / rel
+        text = path.read_text()
+        assert old in text, old
+        path.write_text(text.replace(old, new))
+    return root
+
+
+def _al001(root):
+    result = lint(root)
+    return sorted((f.class_name.rsplit(".", 1)[-1], f.member) for f in result.findings if f.code == "AL001")
+
+
+def _delegate(root):
+    from attn_lint.linter.engine import analyse
+
+    model = analyse([str(root)], keep_context=True).context.model
+    w = model.wrappers["serving.cache.pools.HybridCache"]
+    (d,) = w.delegates
+    return sorted(t.rsplit(".", 1)[-1] for t in d.types), sorted(t.rsplit(".", 1)[-1] for t in d.exact)
+
+
+def test_the_builders_classes_are_what_the_delegate_holds(tmp_path):
+    root = _tree(tmp_path)
+    assert _delegate(root) == (["LatentCache", "PlainCache"], ["LatentCache", "PlainCache"])
+    assert _al001(root) == []
+
+
+def test_a_builder_passing_the_subclass_is_followed_too(tmp_path):
+    root = _tree(tmp_path, {"builder.py": ("default=LatentCache", "default=SplitLatentCache")})
+    assert "SplitLatentCache" in _delegate(root)[0]
+    assert _al001(root) == [("HybridCache", "prefetch")]
+
+
+def test_a_caller_passing_an_unknown_class_keeps_the_wide_answer(tmp_path):
+    # A method no code in the tree calls: its callers, and what they pass, are outside the tree.
+    root = _tree(tmp_path, {"builder.py": ("    def build_split(self):",
+                                           "    def build_other(self, cls):\n"
+                                           "        return HybridCache(8, inner_cls=cls)\n\n"
+                                           "    def build_split(self):")})
+    assert _delegate(root)[1] == []  # nothing held exactly
+    assert _al001(root) == [("HybridCache", "prefetch")]
+
+
+def test_a_splat_that_may_carry_the_parameter_keeps_the_wide_answer(tmp_path):
+    root = _tree(tmp_path, {"builder.py": ('        if self.use_latent:\n            extra["page"] = 2\n',
+                                           "        extra.update(self.overrides())\n")})
+    assert _al001(root) == [("HybridCache", "prefetch")]
+
+
+def test_a_platform_hook_returning_a_class_in_the_tree_is_followed(tmp_path):
+    # The hook's in-tree body returns a class: it is what `_pick` can give, not an unknown.
+    root = _tree(tmp_path, {"platform.py": ("        return None",
+                                            "        from serving.cache.pools import SplitLatentCache\n"
+                                            "        return SplitLatentCache")})
+    assert _al001(root) == [("HybridCache", "prefetch")]
+
+
+def test_a_plain_functions_parameter_keeps_the_wide_answer(tmp_path):
+    # Calls of a module-level function are not all recorded: what it is handed is unknown.
+    root = _tree(tmp_path, {"builder.py": ("    def build_split(self):",
+                                           "    def build_other(self):\n"
+                                           "        return wrap(LatentCache)\n\n"
+                                           "    def build_split(self):")})
+    with open(root / "serving" / "cache" / "builder.py", "a") as fh:
+        fh.write("\n\ndef wrap(cls):\n    return HybridCache(8, inner_cls=cls)\n")
+    assert _delegate(root)[1] == []
+    assert _al001(root) == [("HybridCache", "prefetch")]
