@@ -235,6 +235,36 @@ class FamilyModel:
             return False
         return self._own_delegate_in(site_cls, fn, ref, 0)
 
+    def held_at(self, site_cls: str | None, fn: FunctionInfo, ref: tuple | None) -> set[str] | None:
+        """The classes a receiver in a wrapper's own method can be when every value it can take
+        reads one of the wrapper's delegates (`pool = self.a if x else self.b`, a loop over
+        `self.backends`): what those delegates hold, each exact one alone. None where some value
+        may be anything else."""
+        if site_cls not in self.wrappers or not fn.params or ref is None:
+            return None
+        by_attr = {d.attr: d for d in self.wrappers[site_cls].delegates}
+        attrs: set[str] = set()
+        if not _only_self_attrs(ref, fn, fn.params[0].name, attrs, 0) or not attrs:
+            return None
+        out: set[str] = set()
+        for attr in attrs:
+            d = by_attr.get(attr)
+            if d is not None:
+                out |= set(self.implementations(d.types, leaves_only=False, exact=d.exact))
+                continue
+            got = self._passed.held(site_cls, attr)  # another attribute of its own: what it is built with
+            if got is None or not all(isinstance(t, str) for t in got[0]):
+                return None
+            for t, exact in got[0].items():
+                out.add(t)
+                if not exact:
+                    out |= self.index.descendants(t)
+        return out
+
+    @cached_property
+    def _passed(self) -> PassedValues:
+        return PassedValues(self)
+
     def _own_delegate_in(self, site_cls: str, fn: FunctionInfo, ref: tuple | None, depth: int) -> bool:
         """`ref` reads one of the wrapper's delegates: directly (through locals, loops, indexing),
         or as what a method of its own returns when every return reads one
@@ -269,7 +299,7 @@ class FamilyModel:
             w = self._wrapper(qual)
             if w is not None:
                 out[qual] = w
-        passed = PassedValues(self)
+        passed = self._passed
         for w in out.values():
             for d in w.delegates:
                 self._narrow_by_construction(w.qual, d, out.keys())
@@ -599,3 +629,21 @@ class FamilyModel:
                     forwarded.setdefault(probe.member, out[-1])
         self._forwarding_memo[key] = (out, forwarded)
         return out, forwarded
+
+
+def _only_self_attrs(ref: tuple | None, fn: FunctionInfo, self_name: str, out: set[str], depth: int) -> bool:
+    """Whether every value `ref` can take is `self.<attr>` (an item of it, or through a local
+    every binding of which is such); collects those attrs in `out`."""
+    if ref is None or depth > 6:
+        return False
+    kind = ref[0]
+    if kind == "attr" and ref[1] == ("name", self_name):
+        out.add(ref[2])
+        return True
+    if kind in ("sub", "iter"):
+        return _only_self_attrs(ref[1], fn, self_name, out, depth + 1)
+    if kind == "union":
+        return all(_only_self_attrs(r, fn, self_name, out, depth + 1) for r in ref[1])
+    if kind == "name" and ref[1] != self_name and fn.locals.get(ref[1]):
+        return all(_only_self_attrs(v, fn, self_name, out, depth + 1) for v in fn.locals[ref[1]])
+    return False

@@ -198,7 +198,11 @@ class Runner:
                 continue
             shape = CallShape.of(call)
             rejecting, accepting = [], []
+            # A wrapper calling its own delegate meets only what that delegate is built with.
+            held = model.held_at(site.cls, site.fn, recv)
             for impl in model.implementations(set(statics)):
+                if held is not None and impl not in held:
+                    continue
                 found = index.method(impl, member)
                 if found is None:
                     continue

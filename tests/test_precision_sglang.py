@@ -23,7 +23,7 @@ from test_real_sglang import sglang_tree
 PRECISION_TARGET = float(os.environ.get("ATTN_LINT_PRECISION_TARGET") or 0.80)
 # measured: 7/29 (consumer half sound: a wrapper naming the lineage is meant to hold it); 10/40 = 25%
 # once AL003 reports inherited NotImplementedError placeholders (docs/history-corpus.md, gap 1)
-PRECISION_FLOOR = 0.28
+PRECISION_FLOOR = 0.31
 LABELS = "sglang-0.5.23-srt"
 
 
