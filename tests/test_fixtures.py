@@ -482,7 +482,16 @@ class TRTLLMMLAMultiStepBackend(TRTLLMMLABackend):
     def __init__(self, model_runner=None, speculative_num_steps: int = 2):
         super().__init__(model_runner)
         self.speculative_num_steps = speculative_num_steps
-'''}, ["TRTLLMMLABackend", "TRTLLMMLAMultiStepBackend"]),
+''',
+        # The runner builds it (a class the tree never builds is no delegate: passed_values.py).
+        "serving/model_executor/model_runner.py": [
+            ("from serving.backends.trtllm_mla_backend import TRTLLMMLABackend\n",
+             "from serving.backends.trtllm_mla_backend import TRTLLMMLABackend\n"
+             "from serving.backends.trtllm_mla_multistep import TRTLLMMLAMultiStepBackend\n"),
+            ("        if name == \"trtllm_mla\":\n",
+             "        if name == \"trtllm_mla_multistep\":\n            return TRTLLMMLAMultiStepBackend(self)\n"
+             "        if name == \"trtllm_mla\":\n")]},
+        ["TRTLLMMLABackend", "TRTLLMMLAMultiStepBackend"]),
 }
 
 _RUNTIME = """

@@ -93,7 +93,7 @@ class QuantisedOrPlain(Fallback):
 '''))
     assert pairs(result.findings) == [("Fallback", "after_load"), ("Fallback", "plan_chunks")]
     evidence = " ".join(e.note for f in result.findings for e in f.evidence)
-    assert "super().__init__(...)" in evidence and "every construction of `Fallback`" in evidence
+    assert "super().__init__(...)" in evidence and "`self.primary` holds exactly Quantised" in evidence
 
 
 def test_typing_cast_types_the_receiver_in_both_spellings(tmp_path):

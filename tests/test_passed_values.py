@@ -17,7 +17,7 @@ def _tree(tmp_path, edits: dict[str, tuple[str, str]] | None = None):
     root = tmp_path / "case"
     shutil.copytree(_CASE, root)
     for rel, (old, new) in (edits or {}).items():
-        path = root / "serving" / "cache" / rel
+        path = root / "kvstore" / "cache" / rel
         text = path.read_text()
         assert old in text, old
         path.write_text(text.replace(old, new))
@@ -33,7 +33,7 @@ def _delegate(root):
     from attn_lint.linter.engine import analyse
 
     model = analyse([str(root)], keep_context=True).context.model
-    w = model.wrappers["serving.cache.pools.HybridCache"]
+    w = model.wrappers["kvstore.cache.pools.HybridCache"]
     (d,) = w.delegates
     return sorted(t.rsplit(".", 1)[-1] for t in d.types), sorted(t.rsplit(".", 1)[-1] for t in d.exact)
 
@@ -69,7 +69,7 @@ def test_a_splat_that_may_carry_the_parameter_keeps_the_wide_answer(tmp_path):
 def test_a_platform_hook_returning_a_class_in_the_tree_is_followed(tmp_path):
     # The hook's in-tree body returns a class: it is what `_pick` can give, not an unknown.
     root = _tree(tmp_path, {"platform.py": ("        return None",
-                                            "        from serving.cache.pools import SplitLatentCache\n"
+                                            "        from kvstore.cache.pools import SplitLatentCache\n"
                                             "        return SplitLatentCache")})
     assert _al001(root) == [("HybridCache", "prefetch")]
 
@@ -80,7 +80,7 @@ def test_a_plain_functions_parameter_keeps_the_wide_answer(tmp_path):
                                            "    def build_other(self):\n"
                                            "        return wrap(LatentCache)\n\n"
                                            "    def build_split(self):")})
-    with open(root / "serving" / "cache" / "builder.py", "a") as fh:
+    with open(root / "kvstore" / "cache" / "builder.py", "a") as fh:
         fh.write("\n\ndef wrap(cls):\n    return HybridCache(8, inner_cls=cls)\n")
     assert _delegate(root)[1] == []
     assert _al001(root) == [("HybridCache", "prefetch")]

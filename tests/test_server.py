@@ -82,12 +82,17 @@ def test_server_matches_in_process_runs_through_edits(tmp_path, cache):
     assert summary(second) == in_process(tree)
     assert [f["code"] for f in second["findings"]] == ["AL002"]
 
-    # A new file: the server's remembered discovery must see it.
+    # A new file: the server's remembered discovery must see it (a backend, and a builder that
+    # puts it behind the wrapper: a class the tree never builds is no delegate).
     (backends / "extra_backend.py").write_text(
-        "from serving.backends.base_attn_backend import AttentionBackend\n\n\n"
+        "from serving.backends.base_attn_backend import AttentionBackend\n"
+        "from serving.backends.hybrid_linear_attn_backend import HybridLinearAttnBackend\n"
+        "from serving.backends.mamba_backend import MambaAttnBackend\n\n\n"
         "class ExtraBackend(AttentionBackend):\n"
         "    def init_mha_chunk_metadata(self):\n"
-        "        pass\n")
+        "        pass\n\n\n"
+        "def build_extra(runner):\n"
+        "    return HybridLinearAttnBackend(ExtraBackend(), MambaAttnBackend(runner), [0])\n")
     third = served(tree, cache)
     assert summary(third) == in_process(tree)
     assert any("ExtraBackend" in f["message"] or "ExtraBackend" in json.dumps(f["evidence"])
