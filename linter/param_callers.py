@@ -19,7 +19,7 @@ import io
 import tokenize
 from typing import TYPE_CHECKING
 
-from .discover import open_source
+from .source_lines import SourceLines
 from .findings import Evidence
 from .resolve import NOTHING, Resolution
 from .summary import _EXPRESSIONS, KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL
@@ -35,7 +35,7 @@ MAX_CALL_LINES = 60  # a call's text is read this far at most
 class ParamCallers:
     def __init__(self, ctx: "Context"):
         self.ctx = ctx
-        self._lines: dict[str, list[bytes] | None] = {}
+        self._sources = SourceLines()
         self._memo: dict[tuple, Resolution] = {}
 
     def resolve(self, site: "Site", name: str) -> Resolution:
@@ -126,13 +126,7 @@ class ParamCallers:
         if mod is None:
             return None
         path = mod.file.path
-        if path not in self._lines:
-            try:
-                with open_source(path) as fh:
-                    self._lines[path] = fh.read().splitlines(keepends=True)
-            except OSError:
-                self._lines[path] = None
-        lines = self._lines[path]
+        lines = self._sources.of(path)
         if not lines or call.line > len(lines):
             return None
         head = lines[call.line - 1][call.col:]

@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from .discover import open_source
+from .source_lines import SourceLines
 from .findings import Evidence
 from .resolve import Scope, describe_type
 from .summary import KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, _EXPRESSIONS, _summarise_function
@@ -56,7 +56,7 @@ class PassedValues:
         self._param_memo: dict[tuple, tuple[dict, list] | None] = {}
         self._return_memo: dict[tuple, tuple[dict, list] | None] = {}
         self._full: dict[tuple, tuple] = {}
-        self._lines: dict[str, list[bytes] | None] = {}
+        self._sources = SourceLines()
 
     # --- the question ----------------------------------------------------------------------------
     def held(self, qual: str, attr: str) -> tuple[dict, list[Evidence]] | None:
@@ -339,13 +339,7 @@ class PassedValues:
         if mod is None or fn.name == "<module>":
             return None
         path = mod.file.path
-        if path not in self._lines:
-            try:
-                with open_source(path) as fh:
-                    self._lines[path] = fh.read().splitlines(keepends=True)
-            except OSError:
-                self._lines[path] = None
-        lines = self._lines[path]
+        lines = self._sources.of(path)
         if not lines or fn.end_line > len(lines):
             return None
         text = b"".join(lines[fn.line - 1:fn.end_line]).decode("utf-8", "replace")
