@@ -9,7 +9,7 @@ files' facts are computed again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .resolve import Scope
 from .summary import CallSite, FunctionInfo, ModuleSummary, Probe, member_target, root_name
@@ -60,6 +60,9 @@ class ModuleFacts:
     constructions: list[tuple[str, Scope, tuple]]  # (callee's last name, scope, construction)
     receiver_attrs: dict[str, set[str]]  # class -> `self` attributes its methods read as receivers
     unwrap_hints: list[UnwrapHint]
+    # What a tree pass derives from this module alone, memoized by the pass under its own name:
+    # kept as long as these facts are (the resident server keeps unchanged modules' between runs).
+    derived: dict = field(default_factory=dict)
 
 
 _FACTS: dict[tuple[int, str, str], tuple[ModuleSummary, ModuleFacts]] = {}

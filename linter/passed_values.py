@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .summary import FunctionInfo
 
 MAX_STEPS = 8  # parameter and return hops followed from the assignment
+_SOURCES = "passed-values-source"  # the key of re-read functions in ModuleFacts.derived
 MAX_CALLERS = 8  # more callers than this: a utility, not a builder handing classes over
 
 # A traced value: element -> whether it is exactly that class. Elements as the resolver's:
@@ -330,11 +331,15 @@ class PassedValues:
         return Scope(scope.module, scope.cls, got[0]) if got else scope
 
     def _function_source(self, scope: Scope):
+        """(the function summarised again with every local, its parsed node) from its own text;
+        kept with the module's facts, so a resident server parses it again only after an edit."""
         fn = scope.fn
+        mf = self.model.facts.get(scope.module)
+        store = mf.derived.setdefault(_SOURCES, {}) if mf is not None else self._full
         key = (scope.module, fn.line, fn.name)
-        if key in self._full:
-            return self._full[key]
-        self._full[key] = None
+        if key in store:
+            return store[key]
+        store[key] = None
         mod = self.index.modules.get(scope.module)
         if mod is None or fn.name == "<module>":
             return None
@@ -359,8 +364,8 @@ class PassedValues:
                 if getattr(n, "end_lineno", None) is not None:
                     n.end_lineno += shift
         info = _summarise_function(node, scope.cls is not None, [], [], [])
-        self._full[key] = (info, node)
-        return self._full[key]
+        store[key] = (info, node)
+        return store[key]
 
     def _call_node(self, scope: Scope, line: int, col: int) -> ast.Call | None:
         got = self._function_source(scope)

@@ -91,40 +91,25 @@ class _Reach:
         imported: dict[str, set[str]] = {}
         escaped: set[str] = set()  # names used as values: a class built through a variable
         via_local: dict[str, list] = {}  # class name -> functions that call a local bound to it
+        facts = ctx.model.facts
         for mod in self.index.modules.values():
-            summary = mod.summary
-            for cqual, fn in scopes_of(mod.name, summary):
-                for g in fn.gates:
-                    if len(g) == 2:
-                        named.setdefault(g[0], []).append((mod.name, cqual, fn, g[1]))
-                if fn.name != "<module>":
-                    called = {c.func[1] for c in fn.calls if c.func[0] == "name"}
-                    for local, values in fn.locals.items():
-                        names: set[str] = set()
-                        for v in values:
-                            _value_names(v, names)
-                        # `layer_cls = A if x else B; layer_cls(...)` builds A or B right here.
-                        for n in names if local in called else ():
-                            via_local.setdefault(n, []).append((mod.name, cqual, fn))
-                        if local not in called:
-                            escaped |= names
-                    for v in fn.return_values:
-                        _value_names(v, escaped)
-                    for assigns in fn.self_attrs.values():
-                        for v, _, _ in assigns:
-                            _value_names(v, escaped)
-            for cinfo in summary.classes.values():
-                for attr in cinfo.attrs.values():
-                    _value_names(attr.value, escaped)
-            for gname, values in summary.globals.items():
-                classes = {v[1] for value in values
-                           for v in (value[1] if value and value[0] == "seq" else (value,))
-                           if v and v[0] == "name"}
-                if classes:
-                    globals_by_name.setdefault(gname, set()).add(mod.name)
-                    registered.setdefault(gname, set()).update(classes)
-            for imp in summary.imports:
-                imported.setdefault(imp.local, set()).add(mod.name)
+            mf = facts.get(mod.name)
+            part = mf.derived.get(_TABLES) if mf is not None else None
+            if part is None:
+                part = _module_tables(mod.name, mod.summary)
+                if mf is not None:
+                    mf.derived[_TABLES] = part
+            m_named, m_escaped, m_via_local, m_globals, m_imported = part
+            for name, entries in m_named.items():
+                named.setdefault(name, []).extend(entries)
+            escaped |= m_escaped
+            for name, entries in m_via_local.items():
+                via_local.setdefault(name, []).extend(entries)
+            for gname, classes in m_globals.items():
+                globals_by_name.setdefault(gname, set()).add(mod.name)
+                registered.setdefault(gname, set()).update(classes)
+            for local in m_imported:
+                imported.setdefault(local, set()).add(mod.name)
         self.named_callers = named
         self.escaped = escaped
         self.via_local = via_local
@@ -362,6 +347,49 @@ class _Where(NamedTuple):
     module: str
     cls: str | None
     fn: object
+
+
+_TABLES = "model-reach"  # the key of this pass's per-module tables in ModuleFacts.derived
+
+
+def _module_tables(module: str, summary) -> tuple:
+    """What one module adds to the reach tables, from its summary alone: calls of names by
+    name, names used as values, locals called after being bound to names, module-level names
+    bound to classes, and the names it imports."""
+    named: dict[str, list] = {}
+    escaped: set[str] = set()
+    via_local: dict[str, list] = {}
+    for cqual, fn in scopes_of(module, summary):
+        for g in fn.gates:
+            if len(g) == 2:
+                named.setdefault(g[0], []).append((module, cqual, fn, g[1]))
+        if fn.name != "<module>":
+            called = {c.func[1] for c in fn.calls if c.func[0] == "name"}
+            for local, values in fn.locals.items():
+                names: set[str] = set()
+                for v in values:
+                    _value_names(v, names)
+                # `layer_cls = A if x else B; layer_cls(...)` builds A or B right here.
+                for n in names if local in called else ():
+                    via_local.setdefault(n, []).append((module, cqual, fn))
+                if local not in called:
+                    escaped |= names
+            for v in fn.return_values:
+                _value_names(v, escaped)
+            for assigns in fn.self_attrs.values():
+                for v, _, _ in assigns:
+                    _value_names(v, escaped)
+    for cinfo in summary.classes.values():
+        for attr in cinfo.attrs.values():
+            _value_names(attr.value, escaped)
+    globals_: dict[str, set[str]] = {}
+    for gname, values in summary.globals.items():
+        classes = {v[1] for value in values
+                   for v in (value[1] if value and value[0] == "seq" else (value,))
+                   if v and v[0] == "name"}
+        if classes:
+            globals_[gname] = classes
+    return named, frozenset(escaped), via_local, globals_, frozenset(imp.local for imp in summary.imports)
 
 
 def _value_names(ref, out: set[str], depth: int = 0) -> None:
