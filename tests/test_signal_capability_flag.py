@@ -132,3 +132,24 @@ def test_a_flag_updated_in_place_keeps_the_pairing(tmp_path):
 def test_a_wrapper_setting_the_capability_by_setattr_keeps_the_pairing(tmp_path):
     f = _finding(tmp_path, wrapper_init='setattr(self, "supports_captured", True)')
     assert f.confidence == "medium"
+
+
+def test_a_static_method_testing_its_first_parameter_keeps_the_pairing(tmp_path):
+    # `runner.use_captured` of a runner handed in, not an instance the class kept the flag on:
+    # the method's own site stays live (the guarded `capture` alone would be ruled out).
+    root = write_tree(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/backends.py": _BACKENDS.replace("{wrapper_init}", "pass"),
+        "pkg/runner.py": _RUNNER.replace("{guard}", _GUARD).replace("{flag_source}", "engine.backend")
+                                .replace("{runner_extra}", "pass") + '''
+
+    @staticmethod
+    def capture_for(runner, batch):
+        backend = runner.engine.backend
+        if not runner.use_captured:
+            return None
+        return backend.capture_metadata(batch)
+''',
+    })
+    found = [f for f in lint(root).findings if f.code == "AL003" and f.member == "capture_metadata"]
+    assert len(found) == 1 and found[0].confidence == "medium", found

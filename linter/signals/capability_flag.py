@@ -44,8 +44,8 @@ class CapabilityFlag(Signal):
     def rule_out(self, ctx: "Context", p: Pairing) -> Reason | None:
         site = p.site
         if p.wrapper is None or site.cls is None or not site.fn.params or not site.fn.guards \
-                or p.receiver is None:
-            return None
+                or p.receiver is None or site.fn.kind != "method":
+            return None  # a static or class method's first parameter is not the kept instance
         self_name = site.fn.params[0].name
         polarity: dict[str, set[bool]] = {}
         for ref, positive in dominating(site.fn.guards, p.line):
