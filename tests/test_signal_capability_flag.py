@@ -144,7 +144,7 @@ def test_a_static_method_testing_its_first_parameter_keeps_the_pairing(tmp_path)
                                 .replace("{runner_extra}", "pass") + '''
 
     @staticmethod
-    def capture_for(runner, batch):
+    def capture_for(runner: "GraphRunner", batch):
         backend = runner.engine.backend
         if not runner.use_captured:
             return None
