@@ -19,6 +19,9 @@ SKIP_DIRS = {"__pycache__", ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", 
              ".tox", ".venv", ".vscode", "__pypackages__", "_build", "buck-out", "build", "dist",
              "node_modules", "site-packages", "venv"}
 
+# The largest file the per-file pass reads (Settings.max_file_bytes is this by default).
+MAX_FILE_BYTES = 8 * 1024 * 1024
+
 
 @dataclass(frozen=True, slots=True)
 class SourceFile:

@@ -13,13 +13,12 @@ from dataclasses import dataclass, field
 from .cache import SUMMARY_KEY, TOOL_KEY, Cache, content_hash, default_cache_dir, entry_name, sealed
 from .codec import Parsed as _Parsed
 from .codec import decode_own
-from .discover import SourceFile, discover, open_source
+from .discover import MAX_FILE_BYTES, SourceFile, discover, open_source
 from .findings import FileError, Finding
 
 # The tree passes (index, context, rules, astroid) are imported where a run needs them, not here:
 # a run answered by the resident server, or from the whole-result cache, never loads them.
 
-MAX_FILE_BYTES = 8 * 1024 * 1024
 PARALLEL_THRESHOLD = 48  # below this many files to parse, worker start-up costs more than it saves
 
 

@@ -2,12 +2,13 @@
 function's own text where the summary keeps too little (param_callers.py, passed_values.py).
 
 Read as bytes through discover.open_source (regular files only, never blocking); a file that can
-no longer be read gives None, and the pass asking keeps its wide answer.
+no longer be read, or that grew past what the per-file pass accepts since it was summarised, gives
+None, and the pass asking keeps its wide answer.
 """
 
 from __future__ import annotations
 
-from .discover import open_source
+from .discover import MAX_FILE_BYTES, open_source
 
 
 class SourceLines:
@@ -18,7 +19,8 @@ class SourceLines:
         if path not in self._lines:
             try:
                 with open_source(path) as fh:
-                    self._lines[path] = fh.read().splitlines(keepends=True)
+                    data = fh.read(MAX_FILE_BYTES + 1)
+                self._lines[path] = data.splitlines(keepends=True) if len(data) <= MAX_FILE_BYTES else None
             except OSError:
                 self._lines[path] = None
         return self._lines[path]
