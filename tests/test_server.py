@@ -433,3 +433,23 @@ def test_one_server_per_project_and_status_names_it(tmp_path, cache):
     assert projects["beta"] in status.stdout  # the one that runs is named
     assert projects["beta"] in cli("server", "stop", "--all", "--cache-dir", cache, cwd=tmp_path).stdout
     _wait_until(lambda: server.running(str(cache)) == [], 15, "`server stop --all` left a server")
+
+
+def test_per_module_memos_follow_an_edit(tmp_path, cache):
+    """What a tree pass keeps per module (model reach's tables, in ModuleFacts.derived) is redone
+    for an edited module: a wrapper built without a model test under the server brings its finding
+    back into the default report, as an in-process run says."""
+    import test_signal_model_reach as mr
+
+    tree = mr._tree(tmp_path / "tree")
+    first = served(tree, cache)
+    assert summary(first) == in_process(tree)
+    assert "hook_b" not in {f["member"] for f in first["findings"]}  # latent: model reach rules it out
+
+    # A second, unguarded construction through a class-valued local: only the edited module's
+    # tables (locals called after being bound to a class) tell.
+    (tree / "pkg" / "setup.py").write_text(mr.SETUP + (
+        "\n\ndef wrap_any(runner, backend):\n    cls = Wrapper\n    return cls(backend)\n"))
+    second = served(tree, cache)
+    assert summary(second) == in_process(tree)
+    assert "hook_b" in {f["member"] for f in second["findings"]}
