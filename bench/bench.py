@@ -48,6 +48,10 @@ def fetch_sglang(version: str, dest: str) -> str:
 # Users' Pythons write bytecode caches; a sandbox that sets PYTHONDONTWRITEBYTECODE would charge every
 # run for compiling attn-lint itself. Measured commands run with the default.
 ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "CI")}
+# The pre-commit and server measurements run `python -m attn_lint` from a temporary project folder:
+# this checkout must be importable there too, installed or not.
+_CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENV["PYTHONPATH"] = os.pathsep.join(p for p in (_CHECKOUT, ENV.get("PYTHONPATH", "")) if p)
 
 TARGETS = {  # the issue's targets on the 2-core machine, whole package
     "attn-lint cold": 15.0,
