@@ -255,10 +255,8 @@ class FamilyModel:
             got = self._passed.held(site_cls, attr)  # another attribute of its own: what it is built with
             if got is None or not all(isinstance(t, str) for t in got[0]):
                 return None
-            for t, exact in got[0].items():
-                out.add(t)
-                if not exact:
-                    out |= self.index.descendants(t)
+            out |= set(self.implementations(got[0].keys(), leaves_only=False,
+                                            exact=frozenset(t for t, e in got[0].items() if e)))
         return out
 
     @cached_property

@@ -56,7 +56,6 @@ class PassedValues:
         self._member_calls: dict | None = None
         self._param_memo: dict[tuple, tuple[dict, list] | None] = {}
         self._return_memo: dict[tuple, tuple[dict, list] | None] = {}
-        self._full: dict[tuple, tuple] = {}
         self._sources = SourceLines()
 
     # --- the question ----------------------------------------------------------------------------
@@ -334,8 +333,7 @@ class PassedValues:
         """(the function summarised again with every local, its parsed node) from its own text;
         kept with the module's facts, so a resident server parses it again only after an edit."""
         fn = scope.fn
-        mf = self.model.facts.get(scope.module)
-        store = mf.derived.setdefault(_SOURCES, {}) if mf is not None else self._full
+        store = self.model.facts[scope.module].derived.setdefault(_SOURCES, {})
         key = (scope.module, fn.line, fn.name)
         if key in store:
             return store[key]

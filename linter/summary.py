@@ -470,16 +470,22 @@ class _FunctionWalker(ast.NodeVisitor):
         elif isinstance(target, ast.Starred):
             self.bind(target.value, value, annotation, line)
 
+    def _own_attr(self, target: ast.expr) -> str | None:
+        """`x` of an assignment target `self.x`."""
+        if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == self.self_name:
+            return target.attr
+        return None
+
     def _note_falsy(self, target: ast.expr, value: ast.expr | None, line: int) -> None:
-        if _falsy_literal(value) and isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
-                and target.value.id == self.self_name:
-            self.falsy_stores.append((target.attr, line))
+        if _falsy_literal(value):
+            attr = self._own_attr(target)
+            if attr is not None:
+                self.falsy_stores.append((attr, line))
 
     def visit_Assign(self, node: ast.Assign) -> None:
         value = self.ref(node.value)
         for target in node.targets:
             self._note_falsy(target, node.value, node.lineno)
-        for target in node.targets:
             if isinstance(target, (ast.Tuple, ast.List)) and isinstance(node.value, (ast.Tuple, ast.List)) \
                     and len(target.elts) == len(node.value.elts):
                 for t, v in zip(target.elts, node.value.elts):
@@ -489,10 +495,9 @@ class _FunctionWalker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        target = node.target
-        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
-                and target.value.id == self.self_name:
-            self.other_stores.add(target.attr)
+        attr = self._own_attr(node.target)
+        if attr is not None:
+            self.other_stores.add(attr)
         self.generic_visit(node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
@@ -988,12 +993,12 @@ def _falsy_literal(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Constant) and node.value is not Ellipsis and not node.value
 
 
-def _class_falsy(info: ClassInfo, name: str, value: ast.expr | None) -> None:
-    """Keep `falsy_attrs` true to the last assignment of `name` in the class body."""
-    falsy = [a for a in info.falsy_attrs if a != name]
+def _class_falsy(falsy: dict[str, None], name: str, value: ast.expr | None) -> None:
+    """Keep `falsy` (the class's false-literal attributes, in assignment order) true to the last
+    assignment of `name` in the class body."""
+    falsy.pop(name, None)
     if _falsy_literal(value):
-        falsy.append(name)
-    info.falsy_attrs = tuple(falsy)
+        falsy[name] = None
 
 
 def _after_overloads(previous: FunctionInfo | None, fn: FunctionInfo) -> None:
@@ -1013,6 +1018,7 @@ def _summarise_class(node: ast.ClassDef, prefix: str, classes: dict[str, ClassIn
         decorators=tuple(_decorator_name(d) for d in node.decorator_list),
     )
     classes[name] = info
+    falsy: dict[str, None] = {}
     for stmt in _flatten(node.body):
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             fn = _summarise_function(stmt, True, pending, imports, chains)
@@ -1027,18 +1033,19 @@ def _summarise_class(node: ast.ClassDef, prefix: str, classes: dict[str, ClassIn
         elif isinstance(stmt, ast.ClassDef):
             _summarise_class(stmt, f"{name}.", classes, pending, imports, chains)
             info.attrs[stmt.name] = ClassAttr(stmt.lineno, None, ("name", stmt.name))
-            _class_falsy(info, stmt.name, None)
+            _class_falsy(falsy, stmt.name, None)
         elif isinstance(stmt, ast.Assign):
             value = _EXPRESSIONS.ref(stmt.value)
             for target in stmt.targets:
                 for t in (target.elts if isinstance(target, ast.Tuple) else [target]):
                     if isinstance(t, ast.Name):
                         info.attrs[t.id] = ClassAttr(stmt.lineno, None, value)
-                        _class_falsy(info, t.id, stmt.value)
+                        _class_falsy(falsy, t.id, stmt.value)
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             info.attrs[stmt.target.id] = ClassAttr(stmt.lineno, type_ref(stmt.annotation),
                                                    _EXPRESSIONS.ref(stmt.value))
-            _class_falsy(info, stmt.target.id, stmt.value)
+            _class_falsy(falsy, stmt.target.id, stmt.value)
+    info.falsy_attrs = tuple(falsy)
 
 
 def _flatten(body: list[ast.stmt]):

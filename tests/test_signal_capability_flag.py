@@ -134,6 +134,27 @@ def test_a_wrapper_setting_the_capability_by_setattr_keeps_the_pairing(tmp_path)
     assert f.confidence == "medium"
 
 
+def test_a_class_method_testing_its_class_keeps_the_pairing(tmp_path):
+    # `cls.use_captured` is the class's attribute, not the flag an instance kept: the method's
+    # own site stays live (the guarded `capture` alone would be ruled out).
+    root = write_tree(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/backends.py": _BACKENDS.replace("{wrapper_init}", "pass"),
+        "pkg/runner.py": _RUNNER.replace("{guard}", _GUARD).replace("{flag_source}", "engine.backend")
+                                .replace("{runner_extra}", "pass") + '''
+
+    @classmethod
+    def capture_for(cls, batch):
+        backend = cls.engine.backend
+        if not cls.use_captured:
+            return None
+        return backend.capture_metadata(batch)
+''',
+    })
+    found = [f for f in lint(root).findings if f.code == "AL003" and f.member == "capture_metadata"]
+    assert len(found) == 1 and found[0].confidence == "medium", found
+
+
 def test_a_static_method_testing_its_first_parameter_keeps_the_pairing(tmp_path):
     # `runner.use_captured` of a runner handed in, not an instance the class kept the flag on:
     # the method's own site stays live (the guarded `capture` alone would be ruled out).

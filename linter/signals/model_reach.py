@@ -93,12 +93,10 @@ class _Reach:
         via_local: dict[str, list] = {}  # class name -> functions that call a local bound to it
         facts = ctx.model.facts
         for mod in self.index.modules.values():
-            mf = facts.get(mod.name)
-            part = mf.derived.get(_TABLES) if mf is not None else None
+            derived = facts[mod.name].derived
+            part = derived.get(_TABLES)
             if part is None:
-                part = _module_tables(mod.name, mod.summary)
-                if mf is not None:
-                    mf.derived[_TABLES] = part
+                part = derived[_TABLES] = _module_tables(mod.name, mod.summary)
             m_named, m_escaped, m_via_local, m_globals, m_imported = part
             for name, entries in m_named.items():
                 named.setdefault(name, []).extend(entries)
