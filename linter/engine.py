@@ -85,9 +85,11 @@ def _parse_bytes(data: bytes, path: str, max_bytes: int, digest: str) -> _Parsed
                                                         f"({type(exc).__name__}: {exc}); please report it", 0))
 
 
-def _summarise_file(path: str, max_bytes: int, cache: Cache | None) -> tuple[_Parsed | None, bytes | None, str | None]:
+def _summarise_file(path: str, max_bytes: int, cache: Cache | None,
+                    write: bool = True) -> tuple[_Parsed | None, bytes | None, str | None]:
     """Read, summarise and cache one file: (its summary, the summary's plain form in marshal form
-    when it was made here, why the file could not be read)."""
+    when it was made here, why the file could not be read). `write=False` leaves the new entry to
+    the caller (see _LateWrites)."""
     try:
         with open_source(path) as fh:
             data = fh.read(max_bytes + 1)
@@ -103,20 +105,30 @@ def _summarise_file(path: str, max_bytes: int, cache: Cache | None) -> tuple[_Pa
     if cache is None:
         return parsed, None, None
     plain = Cache.plain_bytes(parsed)
-    cache.put_raw(digest, sealed(digest, plain))
+    if write:
+        cache.put_raw(digest, sealed(digest, plain))
     return parsed, plain, None
 
 
-def _worker(args: tuple[str, int, str | None]) -> tuple[str, bytes | None, str | None]:
+_worker_caches: dict[str, Cache] = {}  # one per folder and worker: Cache() makes its folder
+
+
+def _worker(args: tuple[str, int, str | None, bool]) -> tuple[str, bytes | None, str | None, bool]:
     """A pool worker: one file's summary in plain marshal form (codec.decode_own rebuilds it), made
     here or checked here from the cache: the parent receives only summaries made or checked by its
     own workers, the slower checked decoding runs in parallel, and the plain form costs both sides
-    less than pickling the objects (a fresh summary's is the cache entry's payload, made anyway)."""
-    path, max_bytes, cache_dir = args
-    parsed, plain, failure = _summarise_file(path, max_bytes, Cache(cache_dir) if cache_dir else None)
+    less than pickling the objects (a fresh summary's is the cache entry's payload, made anyway).
+    The last item says the summary is new and its entry still to be written (by the parent, when
+    `write` is false)."""
+    path, max_bytes, cache_dir, write = args
+    cache = None
+    if cache_dir:
+        cache = _worker_caches.get(cache_dir) or _worker_caches.setdefault(cache_dir, Cache(cache_dir))
+    parsed, plain, failure = _summarise_file(path, max_bytes, cache, write)
+    fresh = plain is not None and not write
     if parsed is not None and plain is None:
         plain = Cache.plain_bytes(parsed)  # re-encoded from what the checked decoder returned
-    return path, plain, failure
+    return path, plain, failure, fresh
 
 
 def _init_worker(parent: int) -> None:
@@ -157,10 +169,12 @@ def analyse(paths: list[str], settings: Settings | None = None, keep_context: bo
     start = time.perf_counter()
     gc_was_enabled = gc.isenabled()
     gc.disable()
+    late = _LateWrites()
     try:
         return _analyse(paths, settings, start, keep_context, cache or Cache(settings.cache_dir),
-                        progress or _no_progress)
+                        progress or _no_progress, late)
     finally:
+        late.wait()  # a run's entries exist when it returns
         if gc_was_enabled:
             gc.enable()
 
@@ -170,7 +184,7 @@ def _no_progress(phase: str, done: int, total: int) -> None:
 
 
 def _analyse(paths: list[str], settings: Settings, start: float, keep_context: bool, cache: Cache,
-             progress) -> Result:
+             progress, late: _LateWrites) -> Result:
     phases: dict[str, float] = {}
     mark = [start]
 
@@ -223,7 +237,8 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
             module_facts.facts_of(f.module, f.display, p.summary)
 
     progress("parse", 0, len(todo))
-    _parse_all(todo, settings, cache, parsed, read_failures, early_facts, progress)
+    _parse_all(todo, settings, cache, parsed, read_failures, early_facts, progress, late)
+    late.start(cache)
     for path in todo:
         if path in parsed:
             digests[path] = parsed[path].digest
@@ -321,7 +336,7 @@ def _display(files: list[SourceFile], path: str) -> str:
 
 
 def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict, failures: dict,
-               on_result=None, progress=_no_progress) -> None:
+               on_result=None, progress=_no_progress, late: _LateWrites | None = None) -> None:
     if not paths:
         return
     total = len(paths)
@@ -330,30 +345,90 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
     if pooled:
         # Largest files first, in small chunks: no worker is left alone with a big file at the end.
         paths = sorted(paths, key=_size, reverse=True)
-    tasks = [(p, settings.max_file_bytes, cache.dir if cache.enabled else None) for p in paths]
+    defer = pooled and late is not None and late.possible(cache)
+    tasks = [(p, settings.max_file_bytes, cache.dir if cache.enabled else None, not defer) for p in paths]
     if pooled:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
         ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
                                  initargs=(os.getpid(),)) as pool:
-            for done, (path, plain, failure) in enumerate(
+            for done, (path, plain, failure, fresh) in enumerate(
                     pool.map(_worker, tasks, chunksize=max(1, min(16, len(tasks) // (jobs * 8)))), 1):
                 progress("parse", done, total)
                 if failure is not None:
                     failures[path] = failure
                 else:
                     parsed[path] = decode_own(marshal.loads(plain))
+                    if fresh:
+                        late.entries[parsed[path].digest] = plain
                     if on_result is not None:
                         on_result(path, parsed[path])
         return
-    for done, (path, max_bytes, _) in enumerate(tasks, 1):
+    for done, (path, max_bytes, _, _) in enumerate(tasks, 1):
         result, _, failure = _summarise_file(path, max_bytes, cache if cache.enabled else None)
         progress("parse", done, total)
         if failure is not None:
             failures[path] = failure
         else:
             parsed[path] = result
+
+
+class _LateWrites:
+    """New summary entries, written by a forked child while the parent runs the tree passes.
+
+    A cold run writes one entry file per distinct content: thousands of file creations, most of a
+    second of system time that the parse's two busy cores paid in full, while the tree passes after
+    the parse keep only one core busy. The child has the entries already (fork shares the
+    parent's memory), writes them and exits; the parent waits for it before the run returns, so a
+    finished run's entries exist as before. Where fork is missing, or in the resident server (a
+    process with client threads), the pool's workers write as they parse."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, bytes] = {}  # digest -> plain form: identical files, one entry
+        self.pid = 0
+
+    fork = staticmethod(getattr(os, "fork", None))
+
+    @staticmethod
+    def possible(cache: Cache) -> bool:
+        return cache.enabled and not cache.resident and hasattr(os, "fork")
+
+    def start(self, cache: Cache) -> None:
+        entries, self.entries = self.entries, {}
+        if not entries:
+            return
+        parent = os.getpid()
+        try:
+            import warnings
+            with warnings.catch_warnings():
+                # Python 3.12+ warns when forking a process with threads (the terminal spinner's):
+                # the child runs no Python code that another thread could have held a lock for,
+                # only os-level writes, and ends with os._exit.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = self.fork()
+        except OSError:
+            pid = -1
+        if pid == 0:
+            try:
+                _die_with(parent)
+                for digest, plain in entries.items():
+                    cache.put_raw(digest, sealed(digest, plain))
+            finally:
+                os._exit(0)  # never the parent's exit handlers, buffers or exceptions
+        if pid < 0:  # no process to spare: write them here
+            for digest, plain in entries.items():
+                cache.put_raw(digest, sealed(digest, plain))
+            return
+        self.pid = pid
+
+    def wait(self) -> None:
+        if self.pid:
+            pid, self.pid = self.pid, 0
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
 
 
 def _size(path: str) -> int:

@@ -143,3 +143,66 @@ def test_cli_cache_locations(tree, tmp_path):
 
     assert runner.invoke(main, [str(tree)], env=env).exit_code == 1
     assert _files_under(xdg / "attn-lint")
+
+
+def _pooled(monkeypatch):
+    from attn_lint.linter import engine
+    monkeypatch.setattr(engine, "PARALLEL_THRESHOLD", 1)
+
+
+def _summary_entries(cache) -> list[str]:
+    return [p for p in _files_under(cache / "summaries") if p.endswith(".entry")]
+
+
+def _record_writers(monkeypatch, log):
+    """Log the pid of every process that writes a summary entry (a forked child logs too)."""
+    from attn_lint.linter.cache import Cache
+    put = Cache.put_raw
+
+    def logged(self, digest, raw):
+        with open(log, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        put(self, digest, raw)
+
+    monkeypatch.setattr(Cache, "put_raw", logged)
+
+
+def test_a_pooled_run_writes_its_new_entries_from_one_child_before_it_returns(tree, tmp_path, monkeypatch):
+    """The workers hand new summaries to the parent, and a forked child writes them while the
+    tree passes run: one writer, neither the parent nor a worker, done when the run returns."""
+    _pooled(monkeypatch)
+    log = tmp_path / "writers"
+    _record_writers(monkeypatch, log)
+    cache = tmp_path / "cache"
+    first = lint(tree, cache_dir=str(cache), jobs=2)
+    writers = log.read_text().split()
+    assert len(writers) == len(_summary_entries(cache)) == len(set(first.digests.values()))
+    assert len(set(writers)) == 1 and int(writers[0]) != os.getpid()
+    from attn_lint.linter.cache import Cache
+    stored = Cache(str(cache))
+    assert all(stored.get_summary(d) is not None for d in first.digests.values())
+    # The entries are what a run reads: with the stat map and the result gone, nothing is parsed.
+    for name in os.listdir(cache):
+        if name.endswith(".entry"):
+            os.unlink(cache / name)
+    log.unlink()
+    second = lint(tree, cache_dir=str(cache), jobs=2)
+    assert _json(second) == _json(first)
+    assert not log.exists()  # every summary came from its entry: nothing new to write
+
+
+def test_without_a_process_to_spare_the_parent_writes_them(tree, tmp_path, monkeypatch):
+    _pooled(monkeypatch)
+    log = tmp_path / "writers"
+    _record_writers(monkeypatch, log)
+
+    def no_fork():
+        raise OSError(11, "Resource temporarily unavailable")
+
+    from attn_lint.linter import engine
+    monkeypatch.setattr(engine._LateWrites, "fork", staticmethod(no_fork))
+    cache = tmp_path / "cache"
+    first = lint(tree, cache_dir=str(cache), jobs=2)
+    writers = log.read_text().split()
+    assert set(writers) == {str(os.getpid())}
+    assert len(writers) == len(_summary_entries(cache)) == len(set(first.digests.values()))
