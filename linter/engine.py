@@ -238,7 +238,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
 
     progress("parse", 0, len(todo))
     _parse_all(todo, settings, cache, parsed, read_failures, early_facts, progress, late)
-    late.start(cache)
+    late.start()
     for path in todo:
         if path in parsed:
             digests[path] = parsed[path].digest
@@ -345,7 +345,7 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
     if pooled:
         # Largest files first, in small chunks: no worker is left alone with a big file at the end.
         paths = sorted(paths, key=_size, reverse=True)
-    defer = pooled and late is not None and late.possible(cache)
+    defer = pooled and late is not None and late.open(cache)
     tasks = [(p, settings.max_file_bytes, cache.dir if cache.enabled else None, not defer) for p in paths]
     if pooled:
         import multiprocessing
@@ -375,54 +375,74 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
 
 
 class _LateWrites:
-    """New summary entries, written by a forked child while the parent runs the tree passes.
+    """New summary entries, written by a child process while the parent runs the tree passes.
 
     A cold run writes one entry file per distinct content: thousands of file creations, most of a
     second of system time that the parse's two busy cores paid in full, while the tree passes after
-    the parse keep only one core busy. The child has the entries already (fork shares the
-    parent's memory), writes them and exits; the parent waits for it before the run returns, so a
-    finished run's entries exist as before. Where fork is missing, or in the resident server (a
-    process with client threads), the pool's workers write as they parse."""
+    the parse keep only one core busy. A writer forked before the parse (while the parent is still
+    small: forking it after would copy the page tables of every summary) waits on a pipe, receives
+    the entries once the parse is done, writes them and exits; the parent waits for it before the
+    run returns, so a finished run's entries exist as before. Where fork is missing, or in the
+    resident server (a process with client threads), the pool's workers write as they parse."""
+
+    fork = staticmethod(getattr(os, "fork", None))
 
     def __init__(self) -> None:
         self.entries: dict[str, bytes] = {}  # digest -> plain form: identical files, one entry
         self.pid = 0
+        self._pipe = -1
 
-    fork = staticmethod(getattr(os, "fork", None))
-
-    @staticmethod
-    def possible(cache: Cache) -> bool:
-        return cache.enabled and not cache.resident and hasattr(os, "fork")
-
-    def start(self, cache: Cache) -> None:
-        entries, self.entries = self.entries, {}
-        if not entries:
-            return
+    def open(self, cache: Cache) -> bool:
+        """Start the writer; False where the workers must write their entries themselves."""
+        if not (cache.enabled and not cache.resident and self.fork is not None):
+            return False
+        read_end, write_end = os.pipe()
         parent = os.getpid()
         try:
             import warnings
             with warnings.catch_warnings():
                 # Python 3.12+ warns when forking a process with threads (the terminal spinner's):
-                # the child runs no Python code that another thread could have held a lock for,
-                # only os-level writes, and ends with os._exit.
+                # the child runs no code another thread could hold a lock for, only reads, writes
+                # and os._exit.
                 warnings.simplefilter("ignore", DeprecationWarning)
                 pid = self.fork()
         except OSError:
-            pid = -1
+            os.close(read_end)
+            os.close(write_end)
+            return False
         if pid == 0:
             try:
+                os.close(write_end)
                 _die_with(parent)
-                for digest, plain in entries.items():
+                chunks = []
+                while True:
+                    chunk = os.read(read_end, 1 << 20)
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                data = b"".join(chunks)
+                for digest, plain in (marshal.loads(data) if data else {}).items():
                     cache.put_raw(digest, sealed(digest, plain))
             finally:
                 os._exit(0)  # never the parent's exit handlers, buffers or exceptions
-        if pid < 0:  # no process to spare: write them here
-            for digest, plain in entries.items():
-                cache.put_raw(digest, sealed(digest, plain))
+        os.close(read_end)
+        self.pid, self._pipe = pid, write_end
+        return True
+
+    def start(self) -> None:
+        """Hand the entries to the writer (the parse is done)."""
+        if self._pipe < 0:
             return
-        self.pid = pid
+        entries, self.entries = self.entries, {}
+        pipe, self._pipe = self._pipe, -1
+        try:
+            with open(pipe, "wb") as fh:  # closing it is the writer's end of input
+                fh.write(marshal.dumps(entries, 4) if entries else b"")
+        except OSError:
+            pass  # the writer is gone: those entries are misses next time
 
     def wait(self) -> None:
+        self.start()  # a run that ended early: the writer must not wait for ever
         if self.pid:
             pid, self.pid = self.pid, 0
             try:

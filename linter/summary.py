@@ -34,6 +34,10 @@ SUMMARY_VERSION = 21
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
+# `_new(CallSite, (...))` builds a NamedTuple without its generated Python `__new__` (a frame per
+# record): the walk makes hundreds of thousands of them.
+_new = tuple.__new__
+
 
 # The small records are NamedTuples: they rebuild several times faster than frozen dataclasses,
 # and a warm run loads hundreds of thousands of them.
@@ -766,7 +770,7 @@ class _FunctionWalker(ast.NodeVisitor):
                         dstar = True
                 else:
                     kws.append(kw.arg)
-            self.calls.append(CallSite(node.lineno, node.col_offset, callee, n_pos, tuple(kws), star, dstar))
+            self.calls.append(_new(CallSite, (node.lineno, node.col_offset, callee, n_pos, tuple(kws), star, dstar)))
             constructed = None
             if last == "__init__" and type(func.value) is ast.Call and type(func.value.func) is ast.Name \
                     and func.value.func.id == "super":
@@ -915,11 +919,11 @@ def _params(args: ast.arguments) -> tuple[Param, ...]:
     for i, a in enumerate(positional):
         kind = POSITIONAL_ONLY if i < len(args.posonlyargs) else POSITIONAL_OR_KEYWORD
         default = args.defaults[i - first_default] if i >= first_default else None
-        out.append(Param(a.arg, kind, i >= first_default, _param_type(a.annotation, default)))
+        out.append(_new(Param, (a.arg, kind, i >= first_default, _param_type(a.annotation, default))))
     if args.vararg:
         out.append(Param(args.vararg.arg, VAR_POSITIONAL, False, None))
     for a, d in zip(args.kwonlyargs, args.kw_defaults):
-        out.append(Param(a.arg, KEYWORD_ONLY, d is not None, _param_type(a.annotation, d)))
+        out.append(_new(Param, (a.arg, KEYWORD_ONLY, d is not None, _param_type(a.annotation, d))))
     if args.kwarg:
         out.append(Param(args.kwarg.arg, VAR_KEYWORD, False, None))
     return tuple(out)
