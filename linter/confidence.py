@@ -20,7 +20,7 @@ Nothing here knows any engine's names: signals read code structure.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, ClassVar, Iterable, Sequence
 
 from .findings import Reason
 
@@ -52,6 +52,10 @@ class Signal:
 
     name: ClassVar[str]  # stable, kebab-case: shown in reasons and docs
     doc: ClassVar[str]  # one paragraph: what the signal reads and why it decides
+    # (key, function of (module name, summary)): what the signal derives from one module alone,
+    # kept under that key in the module's facts (facts.ModuleFacts.derived). A cold run computes
+    # it while the workers still parse, where it costs half what it costs after the parse.
+    per_module: ClassVar[tuple[str, Callable] | None] = None
 
     def rule_out(self, ctx: "Context", p: Pairing) -> Reason | None:
         """A reason this pairing can never run, or None."""

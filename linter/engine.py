@@ -228,13 +228,18 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     by_path = {f.path: f for f in files}
 
     from . import facts as module_facts
+    from .signals import per_module_derivations
+    derivations = per_module_derivations()
 
     def early_facts(path: str, p: _Parsed) -> None:
         # The per-module facts of the tree passes, computed while the workers still parse: the
         # parent waits for them anyway, and after the parse it would run alone on one core.
         if p.summary is not None:
             f = by_path[path]
-            module_facts.facts_of(f.module, f.display, p.summary)
+            derived = module_facts.facts_of(f.module, f.display, p.summary).derived
+            for key, derive in derivations:
+                if key not in derived:
+                    derived[key] = derive(f.module, p.summary)
 
     progress("parse", 0, len(todo))
     _parse_all(todo, settings, cache, parsed, read_failures, early_facts, progress, late)

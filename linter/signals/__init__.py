@@ -25,3 +25,8 @@ def active_signals() -> list[Signal]:
     import importlib
 
     return [getattr(importlib.import_module(f"{__name__}.{mod}"), cls)() for mod, cls in _SIGNALS]
+
+
+def per_module_derivations() -> list[tuple[str, object]]:
+    """The signals' per-module derivations (Signal.per_module)."""
+    return [s.per_module for s in active_signals() if s.per_module is not None]

@@ -41,6 +41,7 @@ class ModelReach(Signal):
     doc = ("Rules out a wrapper paired at a site when every construction of the wrapper is guarded by "
            "a model test (isinstance on a config class, an architecture-name comparison, a predicate "
            "made of those) that admits none of the model classes whose code reaches the site.")
+    per_module = None  # set below, once _module_tables is defined
 
     def rule_out(self, ctx: "Context", p: Pairing) -> Reason | None:
         if p.wrapper is None or p.wrapper not in ctx.index.classes:
@@ -388,6 +389,9 @@ def _module_tables(module: str, summary) -> tuple:
         if classes:
             globals_[gname] = classes
     return named, frozenset(escaped), via_local, globals_, frozenset(imp.local for imp in summary.imports)
+
+
+ModelReach.per_module = (_TABLES, _module_tables)
 
 
 def _value_names(ref, out: set[str], depth: int = 0) -> None:
