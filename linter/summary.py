@@ -30,7 +30,7 @@ from .platforms import add_platform_gates, mentions_platform_test
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 21
+SUMMARY_VERSION = 22
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -1252,7 +1252,9 @@ def _prune(fn: FunctionInfo, module_names: set[str], keep_all_locals: bool = Fal
         for value in closure[name]:
             _names_in(value, found)
         todo.extend(n for n in found if n in fn.locals and n not in closure)
-    fn.locals = closure
+    # In the function's own order: `closure` was filled in the order of a set of names, which
+    # depends on the hash seed, and the cache's bytes must not.
+    fn.locals = {name: values for name, values in fn.locals.items() if name in closure}
 
 
 def _definitions_in(stmt: ast.stmt):

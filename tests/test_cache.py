@@ -209,3 +209,37 @@ def test_without_a_process_to_spare_the_workers_write_them(tree, tmp_path, monke
     from attn_lint.linter.cache import Cache
     stored = Cache(str(cache))
     assert all(stored.get_summary(d) is not None for d in first.digests.values())
+
+
+_SUMMARY_BYTES = """
+import hashlib, os, sys
+from attn_lint.linter.cache import Cache
+from attn_lint.linter.codec import Parsed
+from attn_lint.linter.summary import summarise_source
+h = hashlib.sha256()
+for folder, dirs, names in sorted(os.walk(sys.argv[1])):
+    dirs.sort()
+    for name in sorted(n for n in names if n.endswith(".py")):
+        path = os.path.join(folder, name)
+        with open(path, "rb") as fh:
+            h.update(Cache.plain_bytes(Parsed("x", summarise_source(fh.read(), path), None)))
+print(h.hexdigest())
+"""
+
+
+def test_summaries_are_the_same_bytes_under_any_hash_seed(tmp_path):
+    """A cache entry's bytes depend on the file alone: a function's kept locals were once ordered
+    by a set of names, so two runs (or two machines) stored different bytes for one file."""
+    import subprocess
+    import sys
+
+    names = [f"backend_{i}" for i in range(12)]
+    body = "".join(f"        {n} = self.{n}\n" for n in names) + "".join(f"        {n}.plan(batch)\n" for n in names)
+    (tmp_path / "runner.py").write_text(f"class Runner:\n    def step(self, batch):\n{body}")
+    shutil.copytree(FIXTURES / "al001_hidden_hook", tmp_path / "fixture")
+
+    def digest(seed: str) -> str:
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": os.pathsep.join(sys.path)}
+        return subprocess.run([sys.executable, "-c", _SUMMARY_BYTES, str(tmp_path)], env=env, check=True,
+                              capture_output=True, text=True).stdout
+    assert digest("1") == digest("2") == digest("3")

@@ -193,8 +193,8 @@ def test_source_replaced_by_fifo_after_discovery_never_blocks(tree):
         _within(10, _SourceCache().data, str(fifo))
     assert _within(10, code_frame, "swapped.py", 3, {"swapped.py": str(fifo)}) == []
     from attn_lint.linter.engine import _worker
-    path, parsed, failure = _within(10, _worker, (str(fifo), 1 << 20, None))
-    assert parsed is None and "not a regular file" in failure
+    path, parsed, failure, fresh = _within(10, _worker, (str(fifo), 1 << 20, None, True))
+    assert parsed is None and "not a regular file" in failure and not fresh
 
 
 # --- 8. file names that are not UTF-8 ---------------------------------------------------------------
