@@ -336,7 +336,8 @@ def decode_parsed(plain, digest: str) -> Parsed:
 # A worker hands the parent the plain form it made (or checked) itself, through the pool's pipe:
 # marshal and this rebuild cost the parent a fraction of what pickling the objects costs both
 # sides. Nothing read from the cache folder comes this way unchecked: a worker decodes a cache
-# entry with decode_parsed first and passes on only the encoding of what that returned.
+# entry with decode_parsed first and passes on only an entry that decoded, the very bytes it
+# checked (Cache.get_checked_plain). Whatever decode_parsed accepts, this rebuild reads the same way.
 def _own_function(t) -> FunctionInfo:
     (name, line, col, end_line, params, decorators, returns, return_values, noop, is_async, local_names,
      self_attrs, calls, probes, constructions, unimplemented, gates, guards, falsy, reads, platform_gates,

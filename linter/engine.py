@@ -85,50 +85,66 @@ def _parse_bytes(data: bytes, path: str, max_bytes: int, digest: str) -> _Parsed
                                                         f"({type(exc).__name__}: {exc}); please report it", 0))
 
 
-def _summarise_file(path: str, max_bytes: int, cache: Cache | None,
-                    write: bool = True) -> tuple[_Parsed | None, bytes | None, str | None]:
-    """Read, summarise and cache one file: (its summary, the summary's plain form in marshal form
-    when it was made here, why the file could not be read). `write=False` leaves the new entry to
-    the caller (see _LateWrites)."""
+def _read(path: str, max_bytes: int) -> tuple[bytes | None, str | None]:
+    """A source file's bytes (one more than the limit, so a file over it is seen), or why not."""
     try:
         with open_source(path) as fh:
-            data = fh.read(max_bytes + 1)
+            return fh.read(max_bytes + 1), None
     except OSError as exc:
-        return None, None, exc.strerror or str(exc)
+        return None, exc.strerror or str(exc)
+
+
+def _summarise_file(path: str, max_bytes: int, cache: Cache | None) -> tuple[_Parsed | None, str | None]:
+    """Read, summarise and cache one file: (its summary, why the file could not be read)."""
+    data, failure = _read(path, max_bytes)
+    if data is None:
+        return None, failure
     digest = content_hash(data)
     if cache is not None:
         # Same content seen before (another checkout, a moved tree, a reverted edit): no parse.
         hit = cache.get_summary(digest)
         if hit is not None:
-            return hit, None, None
+            return hit, None
     parsed = _parse_bytes(data, path, max_bytes, digest)
-    if cache is None:
-        return parsed, None, None
-    plain = Cache.plain_bytes(parsed)
-    if write:
-        cache.put_raw(digest, sealed(digest, plain))
-    return parsed, plain, None
+    if cache is not None:
+        cache.put_raw(digest, sealed(digest, Cache.plain_bytes(parsed)))
+    return parsed, None
 
 
 _worker_caches: dict[str, Cache] = {}  # one per folder and worker: Cache() makes its folder
+
+
+def _worker_cache(cache_dir: str) -> Cache:
+    return _worker_caches.get(cache_dir) or _worker_caches.setdefault(cache_dir, Cache(cache_dir))
 
 
 def _worker(args: tuple[str, int, str | None, bool]) -> tuple[str, bytes | None, str | None, bool]:
     """A pool worker: one file's summary in plain marshal form (codec.decode_own rebuilds it), made
     here or checked here from the cache: the parent receives only summaries made or checked by its
     own workers, the slower checked decoding runs in parallel, and the plain form costs both sides
-    less than pickling the objects (a fresh summary's is the cache entry's payload, made anyway).
-    The last item says the summary is new and its entry still to be written (by the parent, when
-    `write` is false)."""
+    less than pickling the objects (a fresh summary's is the cache entry's payload, made anyway;
+    a checked entry's payload is passed on as it is). The last item says the summary is new and
+    its entry still to be written (by the parent, when `write` is false: see _LateWrites)."""
     path, max_bytes, cache_dir, write = args
-    cache = None
-    if cache_dir:
-        cache = _worker_caches.get(cache_dir) or _worker_caches.setdefault(cache_dir, Cache(cache_dir))
-    parsed, plain, failure = _summarise_file(path, max_bytes, cache, write)
-    fresh = plain is not None and not write
-    if parsed is not None and plain is None:
-        plain = Cache.plain_bytes(parsed)  # re-encoded from what the checked decoder returned
-    return path, plain, failure, fresh
+    data, failure = _read(path, max_bytes)
+    if data is None:
+        return path, None, failure, False
+    digest = content_hash(data)
+    cache = _worker_cache(cache_dir) if cache_dir else None
+    if cache is not None:
+        hit = cache.get_checked_plain(digest)
+        if hit is not None:
+            return path, hit, None, False
+    plain = Cache.plain_bytes(_parse_bytes(data, path, max_bytes, digest))
+    if cache is not None and write:
+        cache.put_raw(digest, sealed(digest, plain))
+    return path, plain, None, cache is not None and not write
+
+
+def _load_worker(args: tuple[str, str]) -> tuple[str, bytes | None]:
+    """A pool worker: the checked payload of one summary entry (None: a miss)."""
+    digest, cache_dir = args
+    return digest, _worker_cache(cache_dir).get_checked_plain(digest)
 
 
 def _init_worker(parent: int) -> None:
@@ -270,12 +286,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     from .context import Context
     from .index import Module, TreeIndex
     missing = [f.path for f in files if f.path in digests and f.path not in parsed]
-    for n, path in enumerate(missing):
-        if not n % 256:
-            progress("load", n, len(missing))
-        hit = cache.get_summary(digests[path])
-        if hit is not None:
-            parsed[path] = hit
+    _load_all(missing, digests, settings, cache, parsed, early_facts, progress)
     lost = [p for p in missing if p not in parsed]  # evicted from the cache: parse again
     if lost:
         progress("parse", 0, len(lost))
@@ -371,12 +382,47 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
                         on_result(path, parsed[path])
         return
     for done, (path, max_bytes, _, _) in enumerate(tasks, 1):
-        result, _, failure = _summarise_file(path, max_bytes, cache if cache.enabled else None)
+        result, failure = _summarise_file(path, max_bytes, cache if cache.enabled else None)
         progress("parse", done, total)
         if failure is not None:
             failures[path] = failure
         else:
             parsed[path] = result
+
+
+def _load_all(paths: list[str], digests: dict[str, str], settings: Settings, cache: Cache, parsed: dict,
+              on_result, progress) -> None:
+    """Load the summaries of unchanged files from the cache. On a large tree (a run after an edit,
+    a CI job with a restored cache) the pool's workers read and check the entries while the
+    parent rebuilds what they pass on and computes each module's facts, as during a parse."""
+    jobs = settings.jobs or os.cpu_count() or 1
+    if jobs < 2 or len(paths) < PARALLEL_THRESHOLD or cache.resident or not cache.enabled:
+        for n, path in enumerate(paths):  # the server's entries are in memory: nothing to spread
+            if not n % 256:
+                progress("load", n, len(paths))
+            hit = cache.get_summary(digests[path])
+            if hit is not None:
+                parsed[path] = hit
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    by_digest: dict[str, list[str]] = {}
+    for path in paths:
+        by_digest.setdefault(digests[path], []).append(path)
+    tasks = [(d, cache.dir) for d in by_digest]
+    ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
+                             initargs=(os.getpid(),)) as pool:
+        chunk = max(1, min(64, len(tasks) // (jobs * 8)))
+        for n, (digest, plain) in enumerate(pool.map(_load_worker, tasks, chunksize=chunk)):
+            if not n % 256:
+                progress("load", n, len(tasks))
+            if plain is None:
+                continue
+            summary = decode_own(marshal.loads(plain))
+            for path in by_digest[digest]:
+                parsed[path] = summary
+                on_result(path, summary)
 
 
 class _LateWrites:

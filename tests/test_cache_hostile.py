@@ -87,6 +87,41 @@ def test_planted_entries_never_run(tree, tmp_path):
     assert _json(third) == _json(reference)
 
 
+def test_planted_summaries_never_reach_the_parent_when_loaded_by_workers(tree, tmp_path, monkeypatch):
+    """With the file map intact, a run loads the unchanged files' summaries; on a large tree the
+    pool's workers read and check them and pass on only entries that decode, which the parent
+    rebuilds unchecked. Planted ones are misses there too: parsed again, never run, never a result."""
+    from attn_lint.linter import engine
+    cache = tmp_path / "cache"
+    reference = lint(tree, cache_dir=None)
+    _first_run(tree, cache)
+    monkeypatch.setattr(engine, "PARALLEL_THRESHOLD", 1)
+    rebuilt = []
+    own = engine.decode_own
+    monkeypatch.setattr(engine, "decode_own", lambda plain: rebuilt.append(plain[0]) or own(plain))
+
+    def without_results():
+        for path in _entries(cache):
+            if os.path.basename(path).startswith("result-"):
+                os.unlink(path)
+
+    without_results()
+    loaded = lint(tree, cache_dir=str(cache), jobs=2)  # every summary through the workers
+    assert loaded.stats["parsed"] == 0 and _json(loaded) == _json(reference)
+    assert set(rebuilt) == set(loaded.digests.values())
+    marker = tmp_path / "ran"
+    planted = pickle.dumps(_Payload(str(marker)))
+    for path in _entries(cache):
+        if os.sep + "summaries" + os.sep in path:
+            with open(path, "wb") as fh:
+                fh.write(planted)
+    without_results()
+    second = lint(tree, cache_dir=str(cache), jobs=2)
+    assert not marker.exists(), "a planted summary ran in a worker or on its way to the parent"
+    assert second.stats["parsed"] == 0  # the file map held: every file was to be loaded...
+    assert _json(second) == _json(reference)  # ...and each planted entry was a miss, parsed again
+
+
 def _damaged(raw: bytes):
     """Truncations, single bit flips and giant lengths (pickle's and marshal's) of one entry."""
     yield raw[: len(raw) // 2]
