@@ -177,6 +177,10 @@ class Cache:
         except Exception:  # a wrong shape anywhere, however it shows: a miss
             return None
 
+    def in_memory(self, digest: str) -> Parsed | None:
+        """A summary this cache holds in memory (the resident server's); None here."""
+        return None
+
     def keep(self, digest: str, value) -> None:
         """A summary parsed elsewhere (a worker wrote it to disk): a cache in memory keeps it too."""
 

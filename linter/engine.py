@@ -395,9 +395,14 @@ def _load_all(paths: list[str], digests: dict[str, str], settings: Settings, cac
     """Load the summaries of unchanged files from the cache. On a large tree (a run after an edit,
     a CI job with a restored cache) the pool's workers read and check the entries while the
     parent rebuilds what they pass on and computes each module's facts, as during a parse."""
+    kept = [p for p in paths if cache.in_memory(digests[p]) is not None]  # the server's: no read
+    for path in kept:
+        parsed[path] = cache.in_memory(digests[path])
+    if kept:
+        paths = [p for p in paths if p not in parsed]
     jobs = settings.jobs or os.cpu_count() or 1
-    if jobs < 2 or len(paths) < PARALLEL_THRESHOLD or cache.resident or not cache.enabled:
-        for n, path in enumerate(paths):  # the server's entries are in memory: nothing to spread
+    if jobs < 2 or len(paths) < PARALLEL_THRESHOLD or not cache.enabled:
+        for n, path in enumerate(paths):
             if not n % 256:
                 progress("load", n, len(paths))
             hit = cache.get_summary(digests[path])
@@ -420,6 +425,7 @@ def _load_all(paths: list[str], digests: dict[str, str], settings: Settings, cac
             if plain is None:
                 continue
             summary = decode_own(marshal.loads(plain))
+            cache.keep(digest, summary)
             for path in by_digest[digest]:
                 parsed[path] = summary
                 on_result(path, summary)

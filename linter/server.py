@@ -199,6 +199,9 @@ class ResidentCache(Cache):
                 self.summaries[digest] = hit
         return hit
 
+    def in_memory(self, digest: str):
+        return self.summaries.get(digest)
+
     def keep(self, digest: str, value) -> None:
         self.summaries[digest] = value
 
