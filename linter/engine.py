@@ -258,7 +258,8 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
                     derived[key] = derive(f.module, p.summary)
 
     progress("parse", 0, len(todo))
-    _parse_all(todo, settings, cache, parsed, read_failures, early_facts, progress, late)
+    _parse_all(todo, settings, cache, parsed, read_failures, early_facts, progress, late,
+               on_start=lambda: _warm_up(settings))
     late.start()
     for path in todo:
         if path in parsed:
@@ -347,12 +348,24 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     return result
 
 
+def _warm_up(settings: Settings) -> None:
+    """What the tree passes need, loaded in the parent while the pool's workers parse their first
+    files: the analysis modules and rules, and astroid's model of the builtins (which a query would
+    otherwise build inside its own time; see astroid_bridge.prepare)."""
+    from . import context, index  # noqa: F401
+    settings.rules()
+    if settings.astroid:
+        from .astroid_bridge import prepare
+        prepare()
+
+
 def _display(files: list[SourceFile], path: str) -> str:
     return next((f.display for f in files if f.path == path), path)
 
 
 def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict, failures: dict,
-               on_result=None, progress=_no_progress, late: _LateWrites | None = None) -> None:
+               on_result=None, progress=_no_progress, late: _LateWrites | None = None,
+               on_start=None) -> None:
     if not paths:
         return
     total = len(paths)
@@ -369,8 +382,10 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
         ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
                                  initargs=(os.getpid(),)) as pool:
-            for done, (path, plain, failure, fresh) in enumerate(
-                    pool.map(_worker, tasks, chunksize=max(1, min(16, len(tasks) // (jobs * 8)))), 1):
+            results = pool.map(_worker, tasks, chunksize=max(1, min(16, len(tasks) // (jobs * 8))))
+            if on_start is not None:
+                on_start()  # the workers have their first chunks: nothing comes back for a while
+            for done, (path, plain, failure, fresh) in enumerate(results, 1):
                 progress("parse", done, total)
                 if failure is not None:
                     failures[path] = failure

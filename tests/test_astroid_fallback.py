@@ -100,6 +100,33 @@ def test_a_query_the_budget_left_no_time_for_is_asked_on_a_later_run(tmp_path):
     assert bridge.memo == {} and bridge.calls == 0
 
 
+def test_astroids_one_off_setup_is_not_taken_from_a_querys_time(tmp_path, monkeypatch):
+    """astroid builds its model of the builtins on first use (0.14 s here, more on a slow machine).
+    Inside the first query that came out of the query's limit: with a setup as slow as the limit,
+    astroid never answered. The setup now runs before the query's clock starts."""
+    import time
+
+    import astroid
+
+    bridge, site, probe = _bridge_on(tmp_path, per_call=0.5, budget=0.5)
+    manager = astroid.MANAGER
+    bootstrap = manager.bootstrap
+
+    def slow_bootstrap():
+        time.sleep(0.6)  # longer than the query's whole limit
+        bootstrap()
+
+    monkeypatch.setattr(manager, "bootstrap", slow_bootstrap)
+    manager.astroid_cache.clear()  # as in a fresh process: no builtins yet
+    try:
+        answer = bridge.infer(site, probe.line, probe.col, "probe")
+    finally:
+        monkeypatch.undo()
+        manager.clear_cache()  # a whole, freshly bootstrapped manager for the tests after this one
+    assert answer is not None and "HybridBackend" in str(answer.types)
+    assert bridge.timeouts == 0 and bridge.spent < 0.5
+
+
 # The registry lives in a module of its own: astroid's answer for the probe in model.py depends
 # on registry.py, which the probe's file does not change with.
 REGISTRY = '''
