@@ -34,12 +34,11 @@ class Context:
         facts = {mod.name: module_facts.facts_of(mod.name, mod.file.display, mod.summary)
                  for mod in index.modules.values()}
         resolver = Resolver(index)
-        ctx = cls(index, resolver, FamilyModel(index, resolver, facts), fallback=fallback)
+        model = FamilyModel(index, resolver, facts)
+        ctx = cls(index, resolver, model, member_calls=model.member_calls, fallback=fallback)
         for f in facts.values():
             for member, entries in f.probes.items():
                 ctx.probes.setdefault(member, []).extend(entries)
-            for member, entries in f.member_calls.items():
-                ctx.member_calls.setdefault(member, []).extend(entries)
             ctx.optional_candidates.extend(f.optional_candidates)
             ctx.self_attr_calls.update(f.self_attr_calls)
         return ctx

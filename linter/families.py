@@ -252,7 +252,7 @@ class FamilyModel:
             if d is not None:
                 out |= set(self.implementations(d.types, leaves_only=False, exact=d.exact))
                 continue
-            got = self._passed.held(site_cls, attr)  # another attribute of its own: what it is built with
+            got = self.passed_values.held(site_cls, attr)  # another attribute of its own: what it is built with
             if got is None or not all(isinstance(t, str) for t in got[0]):
                 return None
             out |= set(self.implementations(got[0].keys(), leaves_only=False,
@@ -260,7 +260,7 @@ class FamilyModel:
         return out
 
     @cached_property
-    def _passed(self) -> PassedValues:
+    def passed_values(self) -> PassedValues:
         return PassedValues(self)
 
     def _own_delegate_in(self, site_cls: str, fn: FunctionInfo, ref: tuple | None, depth: int) -> bool:
@@ -297,7 +297,7 @@ class FamilyModel:
             w = self._wrapper(qual)
             if w is not None:
                 out[qual] = w
-        passed = self._passed
+        passed = self.passed_values
         for w in out.values():
             for d in w.delegates:
                 self._narrow_by_construction(w.qual, d, out.keys())
@@ -330,6 +330,16 @@ class FamilyModel:
             entry.file.display, entry.info.line,
             f"`self.{delegate.attr}` holds {how}{shown} (every assignment of it followed to what its "
             f"builders pass)"),)
+
+    @cached_property
+    def member_calls(self) -> dict[str, list]:
+        """Member -> (site, call, (receiver, member, how)) of every call of it in the tree, from
+        the modules' facts (the Context's `member_calls` is this one dict)."""
+        out: dict[str, list] = {}
+        for facts in self.facts.values():
+            for member, entries in facts.member_calls.items():
+                out.setdefault(member, []).extend(entries)
+        return out
 
     # --- what the constructors are really given ------------------------------------------------
     @cached_property

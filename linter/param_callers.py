@@ -6,7 +6,8 @@ where the index has no other answer for the receiver of a member call (not of a 
 unannotated parameter is mostly duck typing over whatever comes in) that is such a parameter, and only for methods
 (a call reaches them through a receiver the index can check) and `__init__` (its constructions
 are in the summaries with their arguments). A caller's argument is read from its source where the
-summary keeps none: only the call's own text is parsed, and only for these few calls.
+summary keeps none: the calling function's text is parsed, once per run and function, as
+passed_values.py does for its own callers (PassedValues.call_node).
 
 The answer is what the callers the index can follow pass: each is a configuration that really
 hands that object over, so a claim resting on it is true of that caller.
@@ -15,11 +16,8 @@ hands that object over, so a claim resting on it is true of that caller.
 from __future__ import annotations
 
 import ast
-import io
-import tokenize
 from typing import TYPE_CHECKING
 
-from .source_lines import SourceLines
 from .findings import Evidence
 from .resolve import NOTHING, Resolution
 from .summary import _EXPRESSIONS, KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL
@@ -29,13 +27,11 @@ if TYPE_CHECKING:
     from .facts import Site
 
 MAX_CALLERS = 8  # more callers than this: a utility everyone calls, not a hand-over worth typing
-MAX_CALL_LINES = 60  # a call's text is read this far at most
 
 
 class ParamCallers:
     def __init__(self, ctx: "Context"):
         self.ctx = ctx
-        self._sources = SourceLines()
         self._memo: dict[tuple, Resolution] = {}
 
     def resolve(self, site: "Site", name: str) -> Resolution:
@@ -106,7 +102,7 @@ class ParamCallers:
                 return []
         out = []
         for csite, call in calls:
-            node = self._call_node(csite, call, member)
+            node = ctx.model.passed_values.call_node(csite.scope, call.line, call.col)
             if node is None:
                 continue
             arg = next((kw.value for kw in node.keywords if kw.arg == name), None)
@@ -117,61 +113,3 @@ class ParamCallers:
             if ref is not None:
                 out.append((csite.scope, csite.path, call.line, ref))
         return out
-
-    def _call_node(self, csite: "Site", call, member: str) -> ast.Call | None:
-        """The call `recv.member(...)` starting at (line, col), parsed from its own text: the
-        tokens from its start up to the `)` that closes the parenthesis after `member` (parsing
-        the caller's whole file for one call cost more than the rest of the rule)."""
-        mod = self.ctx.index.modules.get(csite.module)
-        if mod is None:
-            return None
-        path = mod.file.path
-        lines = self._sources.of(path)
-        if not lines or call.line > len(lines):
-            return None
-        head = lines[call.line - 1][call.col:]
-        text = b"".join([head, *lines[call.line:call.line + MAX_CALL_LINES]]).decode("utf-8", "replace")
-        end = _call_end(text, member)
-        if end is None:
-            return None
-        try:
-            node = ast.parse(text[:end], mode="eval").body
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
-        return node if isinstance(node, ast.Call) else None
-
-
-def _call_end(text: str, member: str) -> int | None:
-    """The offset just past the `)` closing `member(`'s argument list, where `member(` is the first
-    name-then-parenthesis at bracket depth 0 (the receiver may hold brackets of its own)."""
-    depth, target, prev, offsets = 0, None, None, _line_offsets(text)
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type == tokenize.OP and tok.string in "([{":
-                if target is None and depth == 0 and tok.string == "(" and prev is not None \
-                        and prev.type == tokenize.NAME and prev.string == member:
-                    target = 1
-                    depth = 1
-                    prev = tok
-                    continue
-                depth += 1
-            elif tok.type == tokenize.OP and tok.string in ")]}":
-                depth -= 1
-                if target is not None and depth == 0:
-                    return offsets[tok.end[0] - 1] + tok.end[1]
-                if depth < 0:
-                    return None
-            if tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT):
-                prev = tok
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return None
-    return None
-
-
-def _line_offsets(text: str) -> list[int]:
-    out, pos = [], 0
-    for line in text.splitlines(keepends=True):
-        out.append(pos)
-        pos += len(line)
-    out.append(pos)
-    return out

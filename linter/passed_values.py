@@ -32,7 +32,6 @@ from .summary import KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, _EXPRESSIONS, _s
 
 if TYPE_CHECKING:
     from .families import FamilyModel
-    from .summary import FunctionInfo
 
 MAX_STEPS = 8  # parameter and return hops followed from the assignment
 _SOURCES = "passed-values-source"  # the key of re-read functions in ModuleFacts.derived
@@ -53,7 +52,6 @@ class PassedValues:
         self.model = model
         self.index = model.index
         self.resolver = model.resolver
-        self._member_calls: dict | None = None
         self._param_memo: dict[tuple, tuple[dict, list] | None] = {}
         self._return_memo: dict[tuple, tuple[dict, list] | None] = {}
         self._sources = SourceLines()
@@ -289,7 +287,7 @@ class PassedValues:
             return out
         if not scope.cls or fn.kind != "method":
             return None
-        entries = self._calls_named(fn.name)
+        entries = self.model.member_calls.get(fn.name, ())
         out = []
         for csite, call, (recv, _, how) in entries:
             res = self.resolver.resolve(recv, csite.scope).instances()
@@ -299,7 +297,7 @@ class PassedValues:
             if not any(hit is not None and hit[0] == scope.cls for hit in runs):
                 continue
             full = self._full_scope(csite.scope)
-            node = self._call_node(full, call.line, call.col)
+            node = self.call_node(full, call.line, call.col)
             if node is None:
                 return None
             args = tuple(None if isinstance(a, ast.Starred) else _EXPRESSIONS.ref(a) for a in node.args)
@@ -308,15 +306,6 @@ class PassedValues:
             if len(out) > MAX_CALLERS:
                 return None
         return out
-
-    def _calls_named(self, member: str) -> list:
-        if self._member_calls is None:
-            merged: dict = {}
-            for facts in self.model.facts.values():
-                for name, entries in facts.member_calls.items():
-                    merged.setdefault(name, []).extend(entries)
-            self._member_calls = merged
-        return self._member_calls.get(member, [])
 
     # --- the callers' own text -------------------------------------------------------------------
     def _path(self, module: str) -> str:
@@ -365,7 +354,9 @@ class PassedValues:
         store[key] = (info, node)
         return store[key]
 
-    def _call_node(self, scope: Scope, line: int, col: int) -> ast.Call | None:
+    def call_node(self, scope: Scope, line: int, col: int) -> ast.Call | None:
+        """The call at (line, col) in the function `scope` is in, parsed from that function's text
+        (once per function: param_callers.py reads callers' arguments this way too)."""
         got = self._function_source(scope)
         if got is None:
             return None
