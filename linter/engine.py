@@ -377,11 +377,7 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
     defer = pooled and late is not None and late.open(cache)
     tasks = [(p, settings.max_file_bytes, cache.dir if cache.enabled else None, not defer) for p in paths]
     if pooled:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-        ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
-                                 initargs=(os.getpid(),)) as pool:
+        with _pool(jobs) as pool:
             results = pool.map(_worker, tasks, chunksize=max(1, min(16, len(tasks) // (jobs * 8))))
             if on_start is not None:
                 on_start()  # the workers have their first chunks: nothing comes back for a while
@@ -405,16 +401,28 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
             parsed[path] = result
 
 
+def _pool(jobs: int):
+    """The per-file pass's worker processes (forked where the system can: they start at once and
+    share what the parent has loaded), each ending with the parent."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker, initargs=(os.getpid(),))
+
+
 def _load_all(paths: list[str], digests: dict[str, str], settings: Settings, cache: Cache, parsed: dict,
               on_result, progress) -> None:
     """Load the summaries of unchanged files from the cache. On a large tree (a run after an edit,
     a CI job with a restored cache) the pool's workers read and check the entries while the
     parent rebuilds what they pass on and computes each module's facts, as during a parse."""
-    kept = [p for p in paths if cache.in_memory(digests[p]) is not None]  # the server's: no read
-    for path in kept:
-        parsed[path] = cache.in_memory(digests[path])
-    if kept:
-        paths = [p for p in paths if p not in parsed]
+    unread = []
+    for path in paths:
+        kept = cache.in_memory(digests[path])  # the resident server's: no read
+        if kept is not None:
+            parsed[path] = kept
+        else:
+            unread.append(path)
+    paths = unread
     jobs = settings.jobs or os.cpu_count() or 1
     if jobs < 2 or len(paths) < PARALLEL_THRESHOLD or not cache.enabled:
         for n, path in enumerate(paths):
@@ -424,15 +432,11 @@ def _load_all(paths: list[str], digests: dict[str, str], settings: Settings, cac
             if hit is not None:
                 parsed[path] = hit
         return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
     by_digest: dict[str, list[str]] = {}
     for path in paths:
         by_digest.setdefault(digests[path], []).append(path)
     tasks = [(d, cache.dir) for d in by_digest]
-    ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
-                             initargs=(os.getpid(),)) as pool:
+    with _pool(jobs) as pool:
         chunk = max(1, min(64, len(tasks) // (jobs * 8)))
         for n, (digest, plain) in enumerate(pool.map(_load_worker, tasks, chunksize=chunk)):
             if not n % 256:

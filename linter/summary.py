@@ -463,9 +463,8 @@ class _FunctionWalker(ast.NodeVisitor):
                 self.locals.setdefault(target.id, []).append(("type", annotation) if annotation else value)
                 if value is not None and value[0] == "getattr" and not annotation:
                     self.hooks.add(target.id)
-        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
-                and target.value.id == self.self_name:
-            self.self_attrs.setdefault(target.attr, []).append((value, annotation, line))
+        elif (attr := self._own_attr(target)) is not None:
+            self.self_attrs.setdefault(attr, []).append((value, annotation, line))
         elif isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
                 inner = elt.value if isinstance(elt, ast.Starred) else elt

@@ -173,11 +173,22 @@ def test_a_pooled_run_writes_its_new_entries_from_one_child_before_it_returns(tr
     _pooled(monkeypatch)
     log = tmp_path / "writers"
     _record_writers(monkeypatch, log)
+    readers = tmp_path / "readers"  # the processes that read the sources: the pool's workers
+    from attn_lint.linter import engine
+    read = engine._read
+
+    def logged_read(path, max_bytes):
+        with open(readers, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return read(path, max_bytes)
+
+    monkeypatch.setattr(engine, "_read", logged_read)
     cache = tmp_path / "cache"
     first = lint(tree, cache_dir=str(cache), jobs=2)
     writers = log.read_text().split()
     assert len(writers) == len(_summary_entries(cache)) == len(set(first.digests.values()))
     assert len(set(writers)) == 1 and int(writers[0]) != os.getpid()
+    assert writers[0] not in set(readers.read_text().split())
     from attn_lint.linter.cache import Cache
     stored = Cache(str(cache))
     assert all(stored.get_summary(d) is not None for d in first.digests.values())

@@ -134,14 +134,21 @@ def test_a_wrapper_setting_the_capability_by_setattr_keeps_the_pairing(tmp_path)
     assert f.confidence == "medium"
 
 
-def test_a_class_method_testing_its_class_keeps_the_pairing(tmp_path):
-    # `cls.use_captured` is the class's attribute, not the flag an instance kept: the method's
-    # own site stays live (the guarded `capture` alone would be ruled out).
+def _capture_for(tmp_path, method: str) -> list:
+    """The AL003 findings on `capture_metadata` once the runner has one more method."""
     root = write_tree(tmp_path, {
         "pkg/__init__.py": "",
         "pkg/backends.py": _BACKENDS.replace("{wrapper_init}", "pass"),
         "pkg/runner.py": _RUNNER.replace("{guard}", _GUARD).replace("{flag_source}", "engine.backend")
-                                .replace("{runner_extra}", "pass") + '''
+                                .replace("{runner_extra}", "pass") + method,
+    })
+    return [f for f in lint(root).findings if f.code == "AL003" and f.member == "capture_metadata"]
+
+
+def test_a_class_method_testing_its_class_keeps_the_pairing(tmp_path):
+    # `cls.use_captured` is the class's attribute, not the flag an instance kept: the method's
+    # own site stays live (the guarded `capture` alone would be ruled out).
+    found = _capture_for(tmp_path, '''
 
     @classmethod
     def capture_for(cls, batch):
@@ -149,20 +156,14 @@ def test_a_class_method_testing_its_class_keeps_the_pairing(tmp_path):
         if not cls.use_captured:
             return None
         return backend.capture_metadata(batch)
-''',
-    })
-    found = [f for f in lint(root).findings if f.code == "AL003" and f.member == "capture_metadata"]
+''')
     assert len(found) == 1 and found[0].confidence == "medium", found
 
 
 def test_a_static_method_testing_its_first_parameter_keeps_the_pairing(tmp_path):
     # `runner.use_captured` of a runner handed in, not an instance the class kept the flag on:
     # the method's own site stays live (the guarded `capture` alone would be ruled out).
-    root = write_tree(tmp_path, {
-        "pkg/__init__.py": "",
-        "pkg/backends.py": _BACKENDS.replace("{wrapper_init}", "pass"),
-        "pkg/runner.py": _RUNNER.replace("{guard}", _GUARD).replace("{flag_source}", "engine.backend")
-                                .replace("{runner_extra}", "pass") + '''
+    found = _capture_for(tmp_path, '''
 
     @staticmethod
     def capture_for(runner: "GraphRunner", batch):
@@ -170,7 +171,5 @@ def test_a_static_method_testing_its_first_parameter_keeps_the_pairing(tmp_path)
         if not runner.use_captured:
             return None
         return backend.capture_metadata(batch)
-''',
-    })
-    found = [f for f in lint(root).findings if f.code == "AL003" and f.member == "capture_metadata"]
+''')
     assert len(found) == 1 and found[0].confidence == "medium", found

@@ -97,9 +97,8 @@ def _kept_from(ctx: "Context", classes: frozenset[str], flag: str) -> tuple | No
             return None  # a property or a method: computed, not kept
         if flag in entry.info.attrs and flag not in entry.info.falsy_attrs:
             return None
-        for method in entry.info.methods.values():
-            if flag in method.other_stores or "*" in method.other_stores:
-                return None
+        if _stored_otherwise(entry.info, flag):
+            return None
         for method, (value, _, line) in index.assignments(cls).get(flag, ()):
             if value is None and (flag, line) in method.falsy_stores:
                 continue
@@ -122,7 +121,7 @@ def _false_default(ctx: "Context", wrapper: str, capability: str) -> tuple | Non
         info = entry.info
         if capability in info.methods or index.assignments(cls).get(capability):
             return None
-        if any(capability in m.other_stores or "*" in m.other_stores for m in info.methods.values()):
+        if _stored_otherwise(info, capability):
             return None
     for cls in index.mro(wrapper):
         info = index.classes[cls].info
@@ -131,6 +130,11 @@ def _false_default(ctx: "Context", wrapper: str, capability: str) -> tuple | Non
                 return None
             return cls, index.classes[cls].file.display, info.attrs[capability].line
     return None
+
+
+def _stored_otherwise(info, attr: str) -> bool:
+    """A method of the class stores `self.<attr>` other than by `=` (`+=`, `setattr`)."""
+    return any(attr in m.other_stores or "*" in m.other_stores for m in info.methods.values())
 
 
 def _written_out(ctx: "Context", classes: frozenset[str], owner: str, fn, ref: tuple | None,
