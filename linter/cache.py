@@ -2,6 +2,9 @@
 
 Layout under the cache folder:
     summaries/<2 hex>/<hash>.entry   one summary (or the file's error) per distinct content
+    packs/pack-<key>.pack            many summaries written at once (a large parse's new ones): one
+                                     file, where thousands of entry files cost seconds of file
+                                     creation on some file systems
     stat-<key>.entry                 path -> (mtime_ns, size, hash): skip re-reading unchanged files
     result-<key>.entry               the whole run's result for one exact set of file hashes
     astroid-<key>.entry              astroid's answers, by probing file content and position
@@ -9,7 +12,8 @@ Writes go to a temporary file first and are renamed into place, so a crash or a 
 never leaves a half-written entry.
 
 An entry is plain data (codec.py) in `marshal` form behind a header: a magic number and a keyed
-digest of the entry's name and payload. Nothing is ever unpickled, and an entry is decoded only
+digest of the entry's name and payload. A pack holds summary entries exactly as their own files
+would, one after another, behind its index (a sealed entry of its own: digest, offset, length). Nothing is ever unpickled, and an entry is decoded only
 when its digest matches, so a damaged, truncated, renamed or planted entry, a FIFO or anything
 but a regular file is a miss: the run parses again and never fails or serves it.
 """
@@ -81,7 +85,10 @@ _MAGIC = b"ALc\x01"
 _SEAL_KEY = SUMMARY_KEY.encode()[:64]  # blake2b takes at most 64 key bytes
 _SEAL_SIZE = 16
 _HEADER_SIZE = len(_MAGIC) + _SEAL_SIZE
+_PACK_MAGIC = b"ALp\x01"
+_PACK_HEAD = len(_PACK_MAGIC) + 8  # then the index's length, then the index, then the entries
 MAX_ENTRY_BYTES = 512 * 1024 * 1024  # far above any real entry; a bigger file is not one of ours
+PACK_BYTES = 128 * 1024 * 1024  # a pack's entries (sglang's 1.8 M lines: 50 MB)
 
 
 def _seal_digest(name: str, payload) -> bytes:
@@ -127,6 +134,8 @@ class Cache:
     def __init__(self, directory: str | None):
         self.dir = directory
         self.enabled = directory is not None
+        self._packs: dict[str, list[tuple[str, int, int]]] = {}  # digest -> (pack, offset, length)
+        self._packs_stamp: tuple | None = None  # the packs folder as it was when they were indexed
         if self.enabled:
             try:
                 os.makedirs(os.path.join(directory, "summaries"), exist_ok=True)
@@ -137,15 +146,120 @@ class Cache:
         return os.path.join(self.dir, "summaries", digest[:2], digest + ".entry")
 
     def get_summary(self, digest: str) -> Parsed | None:
-        return self.decode(self.get_raw(digest), digest)
+        for raw in self._stored(digest):
+            parsed = self.decode(raw, digest)
+            if parsed is not None:
+                return parsed
+        return None
 
-    def get_raw(self, digest: str) -> bytes | None:
-        """A summary entry as stored (a pool worker passes it on without decoding it)."""
-        return self._read(self._summary_path(digest)) if self.enabled else None
+    def _stored(self, digest: str):
+        """Each stored copy of a summary entry, as stored: in a pack, then in its own file (a
+        damaged copy in a pack must not hide a good one written later)."""
+        if not self.enabled:
+            return
+        for pack, offset, length in self._pack_index().get(digest, ()):
+            raw = self._read_slice(pack, offset, length)
+            if raw is not None:
+                yield raw
+        raw = self._read(self._summary_path(digest))
+        if raw is not None:
+            yield raw
 
     def put_raw(self, digest: str, raw: bytes) -> None:
         if self.enabled:
             self._write(self._summary_path(digest), raw)
+
+    def put_pack(self, plains: dict[str, bytes]) -> None:
+        """Store many summaries (digest -> plain form in marshal form) in new packs of at most
+        PACK_BYTES each (an entry bigger than that gets a pack of its own)."""
+        if not (self.enabled and plains):
+            return
+        index, chunks, offset = [], [], 0
+        for digest in sorted(plains):
+            raw = sealed(digest, plains[digest])
+            if index and offset + len(raw) > PACK_BYTES:
+                self._write_pack(index, chunks)
+                index, chunks, offset = [], [], 0
+            index.append((digest, offset, len(raw)))
+            chunks.append(raw)
+            offset += len(raw)
+        self._write_pack(index, chunks)
+
+    def _write_pack(self, index: list[tuple[str, int, int]], chunks: list[bytes]) -> None:
+        # Named by what it holds: two runs that write the same summaries write the same pack.
+        key = hashlib.blake2b("\n".join(d for d, _, _ in index).encode(), key=_SEAL_KEY, digest_size=16)
+        name = f"pack-{key.hexdigest()}.pack"
+        head = seal(name, tuple(index))
+        self._write(os.path.join(self.dir, "packs", name),
+                    b"".join([_PACK_MAGIC, len(head).to_bytes(8, "little"), head, *chunks]))
+
+    def _pack_index(self) -> dict[str, list[tuple[str, int, int]]]:
+        """Where the packs hold each summary; read again when a pack came or went."""
+        folder = os.path.join(self.dir, "packs")
+        try:
+            st = os.stat(folder)
+            stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = None
+        if stamp == self._packs_stamp:
+            return self._packs
+        found: dict[str, list[tuple[str, int, int]]] = {}
+        try:
+            names = sorted(n for n in os.listdir(folder) if n.startswith("pack-") and n.endswith(".pack"))
+        except OSError:
+            names = []
+        for name in names:
+            path = os.path.join(folder, name)
+            for digest, offset, length in self._read_pack_index(path, name):
+                found.setdefault(digest, []).append((path, offset, length))
+        self._packs, self._packs_stamp = found, stamp
+        return found
+
+    @staticmethod
+    def _read_pack_index(path: str, name: str) -> list[tuple[str, int, int]]:
+        """A pack's index, with offsets from the start of the file; [] for anything but a whole,
+        undamaged pack of ours (its entries are checked again, one by one, when read)."""
+        fd = Cache._open_regular(path, limit=None)  # bounded by what its index may name
+        if fd is None:
+            return []
+        try:
+            size = os.fstat(fd).st_size
+            head = os.pread(fd, _PACK_HEAD, 0)
+            if len(head) != _PACK_HEAD or not head.startswith(_PACK_MAGIC):
+                return []
+            n = int.from_bytes(head[len(_PACK_MAGIC):], "little")
+            if n > min(size - _PACK_HEAD, PACK_BYTES):
+                return []
+            index = unseal(name, os.pread(fd, n, _PACK_HEAD))
+        except OSError:
+            return []
+        finally:
+            os.close(fd)
+        base, out = _PACK_HEAD + n, []
+        if not isinstance(index, tuple):
+            return []
+        for item in index:
+            if not (isinstance(item, tuple) and len(item) == 3 and isinstance(item[0], str)
+                    and type(item[1]) is int and type(item[2]) is int):
+                return []
+            digest, offset, length = item
+            if offset < 0 or not _HEADER_SIZE <= length <= MAX_ENTRY_BYTES or base + offset + length > size:
+                return []
+            out.append((digest, base + offset, length))
+        return out
+
+    @staticmethod
+    def _read_slice(path: str, offset: int, length: int) -> bytes | None:
+        fd = Cache._open_regular(path, limit=None)
+        if fd is None:
+            return None
+        try:
+            raw = os.pread(fd, length, offset)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        return raw if len(raw) == length else None
 
     @staticmethod
     def encode(parsed: Parsed) -> bytes:
@@ -161,10 +275,10 @@ class Cache:
         """The summary entry's payload (its plain form in marshal form) when the entry decodes as a
         summary, else None: what a pool worker hands its parent, which rebuilds it unchecked
         (codec.decode_own), without the cost of encoding the checked result again."""
-        raw = self.get_raw(digest)
-        if raw is None or self.decode(raw, digest) is None:
-            return None
-        return raw[_HEADER_SIZE:]
+        for raw in self._stored(digest):
+            if self.decode(raw, digest) is not None:
+                return raw[_HEADER_SIZE:]
+        return None
 
     @staticmethod
     def decode(raw: bytes | None, digest: str) -> Parsed | None:
@@ -201,19 +315,32 @@ class Cache:
             self._write(os.path.join(self.dir, name), seal(name, NAMED[name.split("-", 1)[0]][0](value)))
 
     @staticmethod
-    def _read(path: str) -> bytes | None:
-        """The bytes of a regular file; None for anything else. O_NONBLOCK: opening a FIFO planted
-        at an entry's name returns at once (and fstat then rejects it) instead of waiting for a writer."""
+    def _open_regular(path: str, limit: int | None = MAX_ENTRY_BYTES) -> int | None:
+        """A descriptor of a regular file of at most `limit` bytes; None for anything else.
+        O_NONBLOCK: opening a FIFO planted at an entry's name returns at once (and fstat then
+        rejects it) instead of waiting for a writer."""
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         except OSError:
             return None
         try:
             st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
-                return None
+        except OSError:
+            st = None
+        if st is None or not stat.S_ISREG(st.st_mode) or (limit is not None and st.st_size > limit):
+            os.close(fd)
+            return None
+        return fd
+
+    @staticmethod
+    def _read(path: str) -> bytes | None:
+        """The bytes of a regular file; None for anything else."""
+        fd = Cache._open_regular(path)
+        if fd is None:
+            return None
+        try:
             chunks = []
-            left = st.st_size + 1  # one byte more: a file that grew is read to its end or refused
+            left = os.fstat(fd).st_size + 1  # one byte more: a file that grew is read to its end or refused
             while left > 0:
                 chunk = os.read(fd, left)
                 if not chunk:

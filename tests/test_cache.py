@@ -155,21 +155,33 @@ def _summary_entries(cache) -> list[str]:
 
 
 def _record_writers(monkeypatch, log):
-    """Log the pid of every process that writes a summary entry (a forked child logs too)."""
+    """Log the pid of every process that writes summaries, once per entry file and once per pack
+    with the number of summaries in it (a forked child logs too)."""
     from attn_lint.linter.cache import Cache
-    put = Cache.put_raw
+    put, put_pack = Cache.put_raw, Cache.put_pack
 
     def logged(self, digest, raw):
         with open(log, "a") as fh:
-            fh.write(f"{os.getpid()}\n")
+            fh.write(f"entry {os.getpid()} 1\n")
         put(self, digest, raw)
 
+    def logged_pack(self, plains):
+        with open(log, "a") as fh:
+            fh.write(f"pack {os.getpid()} {len(plains)}\n")
+        put_pack(self, plains)
+
     monkeypatch.setattr(Cache, "put_raw", logged)
+    monkeypatch.setattr(Cache, "put_pack", logged_pack)
+
+
+def _writes(log) -> list[tuple[str, int, int]]:
+    return [(kind, int(pid), int(n)) for kind, pid, n in (line.split() for line in log.read_text().splitlines())]
 
 
 def test_a_pooled_run_writes_its_new_entries_from_one_child_before_it_returns(tree, tmp_path, monkeypatch):
-    """The workers hand new summaries to the parent, and a forked child writes them while the
-    tree passes run: one writer, neither the parent nor a worker, done when the run returns."""
+    """The workers hand new summaries to the parent, and a forked child writes them, in one pack,
+    while the tree passes run: one writer, neither the parent nor a worker, done when the run
+    returns."""
     _pooled(monkeypatch)
     log = tmp_path / "writers"
     _record_writers(monkeypatch, log)
@@ -185,21 +197,29 @@ def test_a_pooled_run_writes_its_new_entries_from_one_child_before_it_returns(tr
     monkeypatch.setattr(engine, "_read", logged_read)
     cache = tmp_path / "cache"
     first = lint(tree, cache_dir=str(cache), jobs=2)
-    writers = log.read_text().split()
-    assert len(writers) == len(_summary_entries(cache)) == len(set(first.digests.values()))
-    assert len(set(writers)) == 1 and int(writers[0]) != os.getpid()
-    assert writers[0] not in set(readers.read_text().split())
+    writes = _writes(log)
+    assert [(kind, n) for kind, _, n in writes] == [("pack", len(set(first.digests.values())))]
+    writer = writes[0][1]
+    assert writer != os.getpid() and str(writer) not in set(readers.read_text().split())
+    assert _summary_entries(cache) == [] and len(_files_under(cache / "packs")) == 1
     from attn_lint.linter.cache import Cache
     stored = Cache(str(cache))
     assert all(stored.get_summary(d) is not None for d in first.digests.values())
-    # The entries are what a run reads: with the stat map and the result gone, nothing is parsed.
+    # The pack is what a run reads: with the stat map and the result gone, nothing is parsed.
     for name in os.listdir(cache):
         if name.endswith(".entry"):
             os.unlink(cache / name)
     log.unlink()
     second = lint(tree, cache_dir=str(cache), jobs=2)
     assert _json(second) == _json(first)
-    assert not log.exists()  # every summary came from its entry: nothing new to write
+    assert second.stats["parsed"] == second.stats["files"]  # every file read again (no stat map)...
+    assert not log.exists()  # ...and every summary came from the pack: nothing new to write
+    for name in os.listdir(cache):
+        if name.endswith(".entry"):
+            os.unlink(cache / name)
+    serial = lint(tree, cache_dir=str(cache), jobs=1)  # one process reads the pack too
+    assert not log.exists()
+    assert _json(serial) == _json(first)
 
 
 def test_without_a_process_to_spare_the_workers_write_them(tree, tmp_path, monkeypatch):
@@ -214,8 +234,8 @@ def test_without_a_process_to_spare_the_workers_write_them(tree, tmp_path, monke
     monkeypatch.setattr(engine._LateWrites, "fork", staticmethod(no_fork))
     cache = tmp_path / "cache"
     first = lint(tree, cache_dir=str(cache), jobs=2)
-    writers = log.read_text().split()
-    assert str(os.getpid()) not in writers
+    writes = _writes(log)
+    assert {kind for kind, _, _ in writes} == {"entry"} and os.getpid() not in {pid for _, pid, _ in writes}
     assert len(_summary_entries(cache)) == len(set(first.digests.values()))
     from attn_lint.linter.cache import Cache
     stored = Cache(str(cache))

@@ -304,3 +304,153 @@ def test_sealed_entries_of_the_wrong_shape_are_misses():
         got = Cache.decode(sealed(parsed.digest, marshal.dumps(value)), parsed.digest)
         # a miss, or (for a value equal to a checked one) exactly the checked summary
         assert got is None or repr(got) == repr(parsed), value
+
+
+
+# --- packs: a large parse's new summaries, written together in one file ----------------------------
+
+@pytest.fixture
+def packed(tree, tmp_path, monkeypatch):
+    """A cache after a first pooled run: every summary is in one pack, none in an entry file.
+    (tree, cache, pack, the findings of a --no-cache run, the summaries as first stored)"""
+    from attn_lint.linter import engine
+    monkeypatch.setattr(engine, "PARALLEL_THRESHOLD", 1)
+    cache = tmp_path / "cache"
+    reference = _json(lint(tree, cache_dir=None))
+    first = lint(tree, cache_dir=str(cache), jobs=2)
+    assert _json(first) == reference
+    packs = [p for p in _entries(cache) if p.endswith(".pack")]
+    assert len(packs) == 1 and not _summary_files(cache)
+    stored = Cache(str(cache))
+    summaries = {d: stored.get_summary(d) for d in sorted(set(first.digests.values()))}
+    assert all(s is not None for s in summaries.values())
+    return tree, cache, packs[0], reference, summaries
+
+
+def _summary_files(cache) -> list[str]:
+    return [p for p in _entries(cache) if os.sep + "summaries" + os.sep in p]
+
+
+def _forget_results(cache):
+    """Drop the file map and the result: the next run reads every summary from the cache."""
+    for path in _entries(cache):
+        if os.path.basename(path).split("-")[0] in ("result", "stat"):
+            os.unlink(path)
+
+
+def _plant(paths, data: bytes):
+    for path in paths:
+        with open(path, "wb") as fh:
+            fh.write(data)
+
+
+def test_a_planted_pack_never_runs(packed, tmp_path):
+    tree, cache, pack, reference, _ = packed
+    marker = tmp_path / "ran"
+    planted = pickle.dumps(_Payload(str(marker)))
+    for jobs in (2, 1):  # read by the pool's workers, then by one process
+        _forget_results(cache)
+        _plant([p for p in _entries(cache) if p.endswith(".pack")], planted)
+        again = lint(tree, cache_dir=str(cache), jobs=jobs)
+        assert not marker.exists(), "a planted pack ran"
+        assert _json(again) == reference
+
+
+def test_a_damaged_pack_serves_nothing_wrong(packed):
+    """Truncated, bit-flipped or lengthened, a pack serves each summary as it was or not at all,
+    and a run over it finds what a --no-cache run finds."""
+    tree, cache, pack, reference, summaries = packed
+    raw = open(pack, "rb").read()
+    variants = list(_damaged(raw)) + [raw[:i] + bytes([raw[i] ^ 0x10]) + raw[i + 1:]
+                                      for i in range(0, len(raw), max(1, len(raw) // 400))]
+    for n, bad in enumerate(variants):
+        _plant([pack], bad)
+        fresh = Cache(str(cache))
+        for digest, summary in summaries.items():
+            assert fresh.get_summary(digest) in (None, summary), (n, digest)
+        if n % 20 == 0:
+            _forget_results(cache)
+            assert _json(lint(tree, cache_dir=str(cache), jobs=1)) == reference
+            for path in _summary_files(cache):  # what that run wrote: the pack alone again
+                os.unlink(path)
+
+
+def test_a_damaged_pack_does_not_hide_entries_written_later(packed):
+    tree, cache, pack, reference, summaries = packed
+    raw = open(pack, "rb").read()
+    _plant([pack], raw[:-8] + bytes(b ^ 0x55 for b in raw[-8:]))  # the last summary in it is lost
+    lost = [d for d in summaries if Cache(str(cache)).get_summary(d) is None]
+    assert len(lost) == 1
+    _forget_results(cache)
+    assert _json(lint(tree, cache_dir=str(cache), jobs=1)) == reference  # parses that file again...
+    assert Cache(str(cache)).get_summary(lost[0]) == summaries[lost[0]]  # ...and its entry file serves
+
+
+def test_a_pack_entry_under_another_name_is_a_miss(packed):
+    """A pack's index that names one summary's bytes under another digest (resealed as the pack's
+    writer would: the seal's key is no secret) serves neither in place of the other."""
+    from attn_lint.linter import cache as cache_mod
+    tree, cache, pack, reference, summaries = packed
+    raw = open(pack, "rb").read()
+    head = cache_mod._PACK_HEAD
+    n = int.from_bytes(raw[len(cache_mod._PACK_MAGIC):head], "little")
+    name = os.path.basename(pack)
+    index = cache_mod.unseal(name, raw[head:head + n])
+    rotated = tuple((d, off, length) for (d, _, _), (_, off, length) in zip(index, index[1:] + index[:1]))
+    forged = cache_mod.seal(name, rotated)
+    _plant([pack], raw[:len(cache_mod._PACK_MAGIC)] + len(forged).to_bytes(8, "little") + forged + raw[head + n:])
+    fresh = Cache(str(cache))
+    assert all(fresh.get_summary(d) is None for d in summaries)
+    _forget_results(cache)
+    assert _json(lint(tree, cache_dir=str(cache), jobs=2)) == reference
+
+
+@pytest.mark.parametrize("length", [2 ** 40, -5])
+def test_a_pack_index_out_of_bounds_is_refused(packed, length):
+    from attn_lint.linter import cache as cache_mod
+    tree, cache, pack, reference, summaries = packed
+    raw = open(pack, "rb").read()
+    head = cache_mod._PACK_HEAD
+    n = int.from_bytes(raw[len(cache_mod._PACK_MAGIC):head], "little")
+    name = os.path.basename(pack)
+    index = cache_mod.unseal(name, raw[head:head + n])
+    forged = cache_mod.seal(name, ((index[0][0], 0, length),) + tuple(index[1:]))
+    _plant([pack], raw[:len(cache_mod._PACK_MAGIC)] + len(forged).to_bytes(8, "little") + forged + raw[head + n:])
+    fresh = Cache(str(cache))
+    assert all(fresh.get_summary(d) is None for d in summaries)  # the whole index is refused
+    _forget_results(cache)
+    assert _json(lint(tree, cache_dir=str(cache), jobs=2)) == reference
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are a POSIX thing")
+def test_a_fifo_or_device_at_a_pack_name_does_not_block(packed, tmp_path):
+    tree, cache, pack, reference, _ = packed
+    os.unlink(pack)
+    os.mkfifo(pack)
+    os.symlink("/dev/zero", os.path.join(os.path.dirname(pack), "pack-zero.pack"))
+    _forget_results(cache)
+    code = ("import json, sys; sys.path[:0] = [sys.argv[1], sys.argv[1] + '/tests'];"
+            "from conftest import lint; r = lint(sys.argv[2], cache_dir=sys.argv[3], jobs=1);"
+            "print(json.dumps([[f.to_json() for f in r.findings], [e.to_json() for e in r.errors]]))")
+    out = subprocess.run([sys.executable, "-c", code, str(REPO), str(tree), str(cache)], capture_output=True,
+                         text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert out.returncode == 0, out.stderr
+    import json
+    assert json.loads(out.stdout) == json.loads(json.dumps(list(reference)))
+
+
+def test_packs_written_later_are_seen_and_large_ones_are_split(packed, monkeypatch):
+    """A cache object that looked before a pack was written (the resident server's) sees it; a
+    pack is split where it would pass PACK_BYTES."""
+    from attn_lint.linter import cache as cache_mod
+    tree, cache, pack, reference, summaries = packed
+    plains = {d: Cache(str(cache)).get_checked_plain(d) for d in summaries}
+    os.unlink(pack)
+    early = Cache(str(cache))
+    assert all(early.get_summary(d) is None for d in summaries)
+    monkeypatch.setattr(cache_mod, "PACK_BYTES", max(len(p) for p in plains.values()) * 2)
+    Cache(str(cache)).put_pack(plains)
+    packs = [p for p in _entries(cache) if p.endswith(".pack")]
+    assert len(packs) > 1
+    assert all(os.path.getsize(p) < 2 * cache_mod.PACK_BYTES + 4096 for p in packs)
+    assert all(early.get_summary(d) == s for d, s in summaries.items())
