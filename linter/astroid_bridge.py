@@ -201,18 +201,27 @@ class AstroidBridge:
         if hit is not None and self._still_valid(hit):
             quals = hit[0]
         else:
-            answer = self._infer(mod, line, col)
-            if answer is _TIMED_OUT:
-                return None
-            quals, deps = answer
-            if key[0] is not None:
-                self.memo[key] = (quals, *deps)
-                self.learned += 1
+            quals = self._ask(mod, line, col, key)
         if not quals:
             return None
         self.answers += 1
         note = f"astroid inferred the receiver as {', '.join(q.rsplit('.', 1)[-1] for q in quals)}"
         return Resolution(frozenset(quals), (Evidence(mod.file.display, line, note),), via="astroid")
+
+    def _ask(self, mod, line: int, col: int, key: tuple) -> tuple | None:
+        """Ask astroid now: the classes it found (maybe none), remembered; None when the run's
+        budget ran out first."""
+        answer = self._infer(mod, line, col)
+        if answer is _TIMED_OUT or answer is None:
+            return None
+        self._remember(key, answer)
+        return answer[0]
+
+    def _remember(self, key: tuple, answer: tuple) -> None:
+        if key[0] is not None:
+            quals, deps = answer
+            self.memo[key] = (quals, *deps)
+            self.learned += 1
 
     # --- what an answer depends on ---------------------------------------------------------------
     # astroid follows imports into other files of the project, so an answer is remembered with the

@@ -283,6 +283,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
                        files, None, rules, start)
 
     # 4. Otherwise load every summary (from the cache where unchanged) and run the rules.
+    from .astroid_aside import AsideBridge
     from .astroid_bridge import AstroidBridge, forget_modules
     from .context import Context
     from .index import Module, TreeIndex
@@ -319,17 +320,33 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     memo_key = entry_name("astroid", TOOL_KEY)
     memo = cache.load(memo_key) if settings.astroid else None
     memo = memo if isinstance(memo, dict) else {}
-    bridge = AstroidBridge(index, budget=settings.astroid_budget, memo=memo, digests=digests) \
-        if settings.astroid else None
+    bridge = None
+    if settings.astroid:
+        # On a large tree astroid's queries run on the core the tree passes leave idle (see
+        # astroid_aside.py); not in the resident server, whose astroid keeps what it parsed.
+        aside = (not cache.resident and len(modules) >= PARALLEL_THRESHOLD
+                 and (settings.jobs or os.cpu_count() or 1) > 1)
+        bridge = (AsideBridge if aside else AstroidBridge)(index, budget=settings.astroid_budget, memo=memo,
+                                                           digests=digests)
     context = Context.build(index, fallback=bridge)
     phase("index")
     module_facts.retain(stat_key, {module_facts.key_of(m.name, m.file.display, m.summary)
                                    for m in index.modules.values()}, cache.path_sets_kept)
-    findings: list[Finding] = []
-    for n, rule in enumerate(rules):
-        progress(rule.code, n, len(rules))
-        findings.extend(rule.check(context))
-        phase(rule.code)
+
+    def run_rules(context: Context) -> list[Finding]:
+        found: list[Finding] = []
+        for n, rule in enumerate(rules):
+            progress(rule.code, n, len(rules))
+            found.extend(rule.check(context))
+            phase(rule.code)
+        return found
+
+    findings = run_rules(context)
+    if isinstance(bridge, AsideBridge) and bridge.finish():
+        # astroid named a class for a receiver: the rules run again and read it from the memo.
+        bridge.answers = 0
+        context = Context.build(index, fallback=bridge)
+        findings = run_rules(context)
     findings.sort(key=lambda f: f.sort_key)
     rule_stats = {
         "lines": n_lines, "classes": len(index.classes),
