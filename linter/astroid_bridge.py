@@ -266,6 +266,22 @@ class AstroidBridge:
         project modules it did not find). The classes are () for none (also when the query used
         its whole per-call limit); _TIMED_OUT when the run's budget ran out first (an answer not
         to remember)."""
+        raw = self._raw_infer(mod.file.path, mod.name, line, col)
+        if raw is _TIMED_OUT or raw is None:
+            return raw
+        return self._resolved(raw, mod.name)
+
+    def _resolved(self, raw: tuple, near: str) -> tuple:
+        """_infer's answer from _raw_infer's: astroid's class names mapped to the tree's classes."""
+        qnames, read, absent = raw
+        found = {q for q in (self._map(n, near) for n in qnames) if q}
+        return tuple(sorted(found)), self._dependencies(set(read), set(absent))
+
+    def _raw_infer(self, path: str, modname: str, line: int, col: int):
+        """(the qualified names astroid gives the receiver's classes, the files it read, the module
+        names it did not find); names () when the query used its whole per-call limit; _TIMED_OUT
+        when the run's budget ran out first. Needs only the import roots, not the index: the
+        child of astroid_aside.py runs it."""
         try:
             import astroid
             from astroid import nodes
@@ -291,31 +307,29 @@ class AstroidBridge:
         absent: set[str] = set()
         try:
             with _time_limit(limit), _recording_modules(read, absent), _never_importing(self._import_roots()):
-                tree = astroid.MANAGER.ast_from_file(mod.file.path, modname=mod.name)
+                tree = astroid.MANAGER.ast_from_file(path, modname=modname)
                 target = _receiver_node(tree, line, col, nodes)
                 if target is None:
-                    return (), self._dependencies(read, absent)
+                    return (), tuple(read), tuple(absent)
                 for n, value in enumerate(target.infer()):
                     if n >= 8:
                         break
                     proxied = getattr(value, "_proxied", None)
                     if isinstance(value, astroid.Instance) and proxied is not None:
                         read.add(getattr(proxied.root(), "file", None))
-                        qual = self._map(proxied.qname(), mod.name)
-                        if qual:
-                            found.add(qual)
+                        found.add(proxied.qname())
         except _Timeout:
             self.timeouts += 1
             # A query that used its whole per-call limit is remembered as unanswered (asking again
             # on every run would cost that second every time); one cut short by the end of the
             # run's budget is asked again on a later run.
-            return ((), self._dependencies(read, absent)) if limit >= self.per_call else _TIMED_OUT
+            return ((), tuple(read), tuple(absent)) if limit >= self.per_call else _TIMED_OUT
         except Exception:  # astroid raises many kinds of inference errors; all mean "no answer"
-            return (), self._dependencies(read, absent)
+            return (), tuple(read), tuple(absent)
         finally:
             sys.path[:] = old_path
             self.spent += time.perf_counter() - start
-        return tuple(sorted(found)), self._dependencies(read, absent)
+        return tuple(sorted(found)), tuple(read), tuple(absent)
 
     def _dependencies(self, read: set, absent: set[str]) -> tuple[tuple, tuple]:
         files = sorted(os.path.abspath(p) for p in read if self._in_project(p))

@@ -9,6 +9,7 @@ import signal
 import sys
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .cache import SUMMARY_KEY, TOOL_KEY, Cache, content_hash, default_cache_dir, entry_name, sealed
 from .codec import Parsed as _Parsed
@@ -16,9 +17,13 @@ from .codec import decode_own
 from .discover import MAX_FILE_BYTES, SourceFile, discover, open_source
 from .findings import FileError, Finding
 
+if TYPE_CHECKING:  # the annotation only: the tree passes load where a run needs them (below)
+    from .context import Context
+
 # The tree passes (index, context, rules, astroid) are imported where a run needs them, not here:
 # a run answered by the resident server, or from the whole-result cache, never loads them.
 
+PER_CALL = 0.25  # seconds of astroid for one query
 PARALLEL_THRESHOLD = 48  # below this many files to parse, worker start-up costs more than it saves
 
 
@@ -149,6 +154,7 @@ def _load_worker(args: tuple[str, str]) -> tuple[str, bytes | None]:
 
 def _init_worker(parent: int) -> None:
     gc.disable()  # summaries are acyclic; the collector only costs time here
+    _forget_parent_fds()
     _die_with(parent)
 
 
@@ -186,10 +192,13 @@ def analyse(paths: list[str], settings: Settings | None = None, keep_context: bo
     gc_was_enabled = gc.isenabled()
     gc.disable()
     late = _LateWrites()
+    from .astroid_aside import AstroidChild
+    child = AstroidChild(PER_CALL, settings.astroid_budget)
     try:
         return _analyse(paths, settings, start, keep_context, cache or Cache(settings.cache_dir),
-                        progress or _no_progress, late)
+                        progress or _no_progress, late, child)
     finally:
+        child.collect()  # a run that ended early: the child must not wait for ever
         late.wait()  # a run's entries exist when it returns
         if gc_was_enabled:
             gc.enable()
@@ -200,7 +209,7 @@ def _no_progress(phase: str, done: int, total: int) -> None:
 
 
 def _analyse(paths: list[str], settings: Settings, start: float, keep_context: bool, cache: Cache,
-             progress, late: _LateWrites) -> Result:
+             progress, late: _LateWrites, child) -> Result:
     phases: dict[str, float] = {}
     mark = [start]
 
@@ -258,8 +267,10 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
                     derived[key] = derive(f.module, p.summary)
 
     progress("parse", 0, len(todo))
+    if len(todo) >= PARALLEL_THRESHOLD and _astroid_aside(settings, cache, len(files)):
+        child.open()  # before the parse, while this process is small (astroid_aside.py)
     _parse_all(todo, settings, cache, parsed, read_failures, early_facts, progress, late,
-               on_start=lambda: _warm_up(settings))
+               on_start=lambda: _warm_up(settings, aside=bool(child.pid)))
     late.start()
     for path in todo:
         if path in parsed:
@@ -322,12 +333,8 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     memo = memo if isinstance(memo, dict) else {}
     bridge = None
     if settings.astroid:
-        # On a large tree astroid's queries run on the core the tree passes leave idle (see
-        # astroid_aside.py); not in the resident server, whose astroid keeps what it parsed.
-        aside = (not cache.resident and len(modules) >= PARALLEL_THRESHOLD
-                 and (settings.jobs or os.cpu_count() or 1) > 1)
-        bridge = (AsideBridge if aside else AstroidBridge)(index, budget=settings.astroid_budget, memo=memo,
-                                                           digests=digests)
+        limits = dict(per_call=PER_CALL, budget=settings.astroid_budget, memo=memo, digests=digests)
+        bridge = AsideBridge(index, child, **limits) if child.pid else AstroidBridge(index, **limits)
     context = Context.build(index, fallback=bridge)
     phase("index")
     module_facts.retain(stat_key, {module_facts.key_of(m.name, m.file.display, m.summary)
@@ -365,13 +372,34 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     return result
 
 
-def _warm_up(settings: Settings) -> None:
+def _astroid_aside(settings: Settings, cache: Cache, n_modules: int) -> bool:
+    """Whether astroid's queries run in a child (astroid_aside.py): on a large tree, where the
+    tree passes leave a core idle; not in the resident server, whose astroid keeps what it parsed."""
+    return (settings.astroid and not cache.resident and n_modules >= PARALLEL_THRESHOLD
+            and (settings.jobs or os.cpu_count() or 1) > 1)
+
+
+# Pipe ends only the parent may hold (astroid_aside.AstroidChild's): a child forked after them
+# closes them, or its copy would keep the pipe open after the parent closed its own.
+PARENT_ONLY_FDS: set[int] = set()
+
+
+def _forget_parent_fds() -> None:
+    for fd in PARENT_ONLY_FDS:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def _warm_up(settings: Settings, aside: bool) -> None:
     """What the tree passes need, loaded in the parent while the pool's workers parse their first
     files: the analysis modules and rules, and astroid's model of the builtins (which a query would
-    otherwise build inside its own time; see astroid_bridge.prepare)."""
+    otherwise build inside its own time; see astroid_bridge.prepare), unless astroid's child will
+    build it on the idle core."""
     from . import context, index  # noqa: F401
     settings.rules()
-    if settings.astroid:
+    if settings.astroid and not aside:
         from .astroid_bridge import prepare
         prepare()
 
@@ -507,6 +535,7 @@ class _LateWrites:
         if pid == 0:
             try:
                 os.close(write_end)
+                _forget_parent_fds()
                 _die_with(parent)
                 chunks = []
                 while True:

@@ -8,7 +8,7 @@ import pytest
 
 from attn_lint.linter import astroid_aside, astroid_bridge, engine
 from attn_lint.linter.engine import Settings, analyse
-from test_astroid_fallback import BACKENDS, MODEL, _tree
+from test_astroid_fallback import MODEL, _tree
 
 # The same probe, on a receiver astroid cannot type either: a query with no answer.
 UNANSWERED = MODEL.replace('_REGISTRY = {"flash": FlashBackend, "hybrid": HybridBackend}',
@@ -27,14 +27,14 @@ def aside(monkeypatch):
     the number of times the rules run are logged."""
     monkeypatch.setattr(engine, "PARALLEL_THRESHOLD", 1)
     log = {"infer": [], "rules": 0}
-    infer = astroid_bridge.AstroidBridge._infer
+    infer = astroid_bridge.AstroidBridge._raw_infer
     pids = os.pipe()
 
-    def logged(self, mod, line, col):
+    def logged(self, *query):
         os.write(pids[1], f"{os.getpid()}\n".encode())
-        return infer(self, mod, line, col)
+        return infer(self, *query)
 
-    monkeypatch.setattr(astroid_bridge.AstroidBridge, "_infer", logged)
+    monkeypatch.setattr(astroid_bridge.AstroidBridge, "_raw_infer", logged)
     from attn_lint.rules.al001_unforwarded_hook import UnforwardedHook
     check = UnforwardedHook.check
 
@@ -60,6 +60,8 @@ def test_an_answer_found_aside_gives_the_findings_of_asking_in_place(tmp_path, a
     aside["rules"] = 0
     assert _run(tree, jobs=2) == in_place
     assert aside["rules"] == 2  # astroid named a class: the rules ran again to read it
+    from attn_lint.linter.engine import PARENT_ONLY_FDS
+    assert not PARENT_ONLY_FDS  # the child's pipes are closed
     pids = aside["pids"]()
     assert os.getpid() in pids  # the in-place run
     assert [p for p in pids if p != os.getpid()]  # the aside run's queries: in a child
@@ -80,7 +82,7 @@ def test_a_child_that_dies_costs_its_answers_not_the_run(tmp_path, monkeypatch):
     monkeypatch.setattr(engine, "PARALLEL_THRESHOLD", 1)
     tree = _tree(tmp_path)
     without = _run(tree, astroid=False)
-    monkeypatch.setattr(astroid_aside.AsideBridge, "_serve", lambda self, queries, out: os._exit(3))
+    monkeypatch.setattr(astroid_aside, "_serve", lambda *args: os._exit(3))
     findings, stats = _run(tree, jobs=2)
     assert findings == without[0] and stats["astroid_answers"] == 0
 
@@ -91,7 +93,7 @@ def test_a_child_that_never_answers_is_given_up_on(tmp_path, monkeypatch):
     monkeypatch.setattr(astroid_aside, "_SLACK", 0.5)
     tree = _tree(tmp_path)
     without = _run(tree, astroid=False)
-    monkeypatch.setattr(astroid_aside.AsideBridge, "_serve", lambda self, queries, out: time.sleep(60))
+    monkeypatch.setattr(astroid_aside, "_serve", lambda *args: time.sleep(60))
     start = time.monotonic()
     findings, stats = _run(tree, jobs=2)
     assert time.monotonic() - start < 10
@@ -106,5 +108,5 @@ def test_without_fork_astroid_is_asked_in_place(tmp_path, monkeypatch):
     def no_fork():
         raise OSError(11, "Resource temporarily unavailable")
 
-    monkeypatch.setattr(astroid_aside.AsideBridge, "fork", staticmethod(no_fork))
+    monkeypatch.setattr(astroid_aside.AstroidChild, "fork", staticmethod(no_fork))
     assert _run(tree, jobs=2) == in_place

@@ -424,7 +424,7 @@ def test_one_server_per_project_and_status_names_it(tmp_path, cache):
     assert sorted(p for _, p in server.running(str(cache))) == sorted(projects.values())
     status = cli("server", "status", "--cache-dir", cache, cwd=tmp_path / "alpha" / "serving")
     assert status.returncode == 0 and f"for {projects['alpha']}," in status.stdout, status.stdout
-    assert f"also running on this cache: server pid" in status.stdout and projects["beta"] in status.stdout
+    assert "also running on this cache: server pid" in status.stdout and projects["beta"] in status.stdout
     assert "stopped" in cli("server", "stop", "--cache-dir", cache, cwd=tmp_path / "alpha").stdout
     _wait_until(lambda: [p for _, p in server.running(str(cache))] == [projects["beta"]], 15,
                 "stopping alpha's server stopped another, or not alpha's")
