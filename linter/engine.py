@@ -192,7 +192,7 @@ def analyse(paths: list[str], settings: Settings | None = None, keep_context: bo
     gc_was_enabled = gc.isenabled()
     gc.disable()
     late = _LateWrites()
-    from .astroid_aside import AstroidChild
+    from .astroid_child import AstroidChild
     child = AstroidChild(PER_CALL, settings.astroid_budget)
     try:
         return _analyse(paths, settings, start, keep_context, cache or Cache(settings.cache_dir),
@@ -379,7 +379,7 @@ def _astroid_aside(settings: Settings, cache: Cache, n_modules: int) -> bool:
             and (settings.jobs or os.cpu_count() or 1) > 1)
 
 
-# Pipe ends only the parent may hold (astroid_aside.AstroidChild's): a child forked after them
+# Pipe ends only the parent may hold (astroid_child.AstroidChild's): a child forked after them
 # closes them, or its copy would keep the pipe open after the parent closed its own.
 PARENT_ONLY_FDS: set[int] = set()
 

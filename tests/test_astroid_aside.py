@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from attn_lint.linter import astroid_aside, astroid_bridge, engine
+from attn_lint.linter import astroid_bridge, astroid_child, engine
 from attn_lint.linter.engine import Settings, analyse
 from test_astroid_fallback import MODEL, _tree
 
@@ -82,7 +82,7 @@ def test_a_child_that_dies_costs_its_answers_not_the_run(tmp_path, monkeypatch):
     monkeypatch.setattr(engine, "PARALLEL_THRESHOLD", 1)
     tree = _tree(tmp_path)
     without = _run(tree, astroid=False)
-    monkeypatch.setattr(astroid_aside, "_serve", lambda *args: os._exit(3))
+    monkeypatch.setattr(astroid_child, "_serve", lambda *args: os._exit(3))
     findings, stats = _run(tree, jobs=2)
     assert findings == without[0] and stats["astroid_answers"] == 0
 
@@ -90,10 +90,10 @@ def test_a_child_that_dies_costs_its_answers_not_the_run(tmp_path, monkeypatch):
 def test_a_child_that_never_answers_is_given_up_on(tmp_path, monkeypatch):
     import time
     monkeypatch.setattr(engine, "PARALLEL_THRESHOLD", 1)
-    monkeypatch.setattr(astroid_aside, "_SLACK", 0.5)
+    monkeypatch.setattr(astroid_child, "_SLACK", 0.5)
     tree = _tree(tmp_path)
     without = _run(tree, astroid=False)
-    monkeypatch.setattr(astroid_aside, "_serve", lambda *args: time.sleep(60))
+    monkeypatch.setattr(astroid_child, "_serve", lambda *args: time.sleep(60))
     start = time.monotonic()
     findings, stats = _run(tree, jobs=2)
     assert time.monotonic() - start < 10
@@ -108,5 +108,5 @@ def test_without_fork_astroid_is_asked_in_place(tmp_path, monkeypatch):
     def no_fork():
         raise OSError(11, "Resource temporarily unavailable")
 
-    monkeypatch.setattr(astroid_aside.AstroidChild, "fork", staticmethod(no_fork))
+    monkeypatch.setattr(astroid_child.AstroidChild, "fork", staticmethod(no_fork))
     assert _run(tree, jobs=2) == in_place
