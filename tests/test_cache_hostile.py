@@ -3,6 +3,7 @@ a crash, a hang or a result; and a repository's configuration cannot choose wher
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import shutil
@@ -212,15 +213,20 @@ def test_fifos_and_other_files_in_the_cache_do_not_block(tree, tmp_path):
             os.mkdir(path)
         else:
             os.symlink("/dev/zero", path)
-    # In a child with a time limit: a blocked open would hang the test run itself.
+    assert _lint_in_a_child(tree, cache_dir) == json.loads(json.dumps(list(reference)))
+
+
+def _lint_in_a_child(tree, cache_dir, jobs: int | None = None):
+    """The run's findings and errors (JSON), from a child with a time limit: a blocked open would
+    hang the test run itself."""
     code = ("import json, sys; sys.path[:0] = [sys.argv[1], sys.argv[1] + '/tests'];"
-            "from conftest import lint; r = lint(sys.argv[2], cache_dir=sys.argv[3]);"
+            "from conftest import lint; jobs = int(sys.argv[4]) or None;"
+            "r = lint(sys.argv[2], cache_dir=sys.argv[3], **({'jobs': jobs} if jobs else {}));"
             "print(json.dumps([[f.to_json() for f in r.findings], [e.to_json() for e in r.errors]]))")
-    out = subprocess.run([sys.executable, "-c", code, str(REPO), str(tree), str(cache_dir)], capture_output=True,
-                         text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)})
+    out = subprocess.run([sys.executable, "-c", code, str(REPO), str(tree), str(cache_dir), str(jobs or 0)],
+                         capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert out.returncode == 0, out.stderr
-    import json
-    assert json.loads(out.stdout) == json.loads(json.dumps(list(reference)))
+    return json.loads(out.stdout)
 
 
 @pytest.mark.parametrize("value", ["../x", "../../elsewhere/cache", "inside-repo/../../x", "/tmp/abs", "~/x", "."])
@@ -429,14 +435,7 @@ def test_a_fifo_or_device_at_a_pack_name_does_not_block(packed, tmp_path):
     os.mkfifo(pack)
     os.symlink("/dev/zero", os.path.join(os.path.dirname(pack), "pack-zero.pack"))
     _forget_results(cache)
-    code = ("import json, sys; sys.path[:0] = [sys.argv[1], sys.argv[1] + '/tests'];"
-            "from conftest import lint; r = lint(sys.argv[2], cache_dir=sys.argv[3], jobs=1);"
-            "print(json.dumps([[f.to_json() for f in r.findings], [e.to_json() for e in r.errors]]))")
-    out = subprocess.run([sys.executable, "-c", code, str(REPO), str(tree), str(cache)], capture_output=True,
-                         text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)})
-    assert out.returncode == 0, out.stderr
-    import json
-    assert json.loads(out.stdout) == json.loads(json.dumps(list(reference)))
+    assert _lint_in_a_child(tree, cache, jobs=1) == json.loads(json.dumps(list(reference)))
 
 
 def test_packs_written_later_are_seen_and_large_ones_are_split(packed, monkeypatch):
