@@ -182,23 +182,65 @@ def mentions_platform_test(source: str | bytes) -> bool:
 
 
 def add_platform_gates(tree: ast.Module, summary) -> None:
-    """Fill `platform_gates` on a module's summarised functions (matched by name and line)."""
-    summary.toplevel.platform_gates = platform_gates(tree.body, summary.lines, True)
+    """Fill `platform_gates` on a module's summarised functions (matched by name and line), in one
+    walk over the statements: a test found inside a closure counts for the closure's enclosing
+    functions too (each function's gates are those platform_gates would give for its body)."""
     by_line = {(f.name, f.line): f for f in summary.functions.values()}
     for c in summary.classes.values():
         by_line.update(((f.name, f.line), f) for f in c.methods.values())
-    for node in _definitions(tree.body):
-        fn = by_line.get((node.name, node.lineno))
-        if fn is not None:
-            fn.platform_gates = platform_gates(node.body, node.end_lineno or node.lineno)
+    module: list = []
+    _gather(tree.body, summary.lines, [module], by_line, True)
+    summary.toplevel.platform_gates = tuple(module)
 
 
-def _definitions(body: list):
-    """Functions and methods, at any depth of statements (closures too: harmless, unmatched)."""
+_BLOCKS = ("body", "orelse", "finalbody", "handlers")
+_BLOCKS_OF: dict[type, tuple[str, ...]] = {}  # the statement lists each node type holds
+
+
+def _gather(body: list, end: int, sinks: list, by_line: dict, module_level: bool) -> None:
+    """_scan for every list in `sinks` at once (the scans of the functions around this body), and
+    each summarised function met on the way gets a scan of its own."""
     for stmt in body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield stmt
-        for name in ("body", "orelse", "finalbody", "handlers"):
+        kind = type(stmt)
+        if kind is ast.ClassDef:
+            # Every scan skips a class; its methods are functions of their own.
+            _gather(stmt.body, stmt.body[-1].end_lineno or end, [], by_line, False)
+            continue
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            fn = by_line.get((stmt.name, stmt.lineno))
+            own: list | None = [] if fn is not None else None
+            inner = ([] if module_level else sinks) + ([own] if own is not None else [])
+            if inner:
+                _gather(stmt.body, stmt.body[-1].end_lineno or end, inner, by_line, False)
+            else:
+                _gather(stmt.body, end, [], by_line, False)  # only for the definitions inside
+            if fn is not None:
+                fn.platform_gates = tuple(own)
+            continue
+        if sinks:
+            if kind is ast.If:
+                facts = test_platform(stmt.test)
+                if facts:
+                    found = []
+                    body_fact, else_fact = facts
+                    if body_fact:
+                        found.append((stmt.body[0].lineno, stmt.body[-1].end_lineno, *_plain(body_fact)))
+                    if else_fact and stmt.orelse:
+                        found.append((stmt.orelse[0].lineno, stmt.orelse[-1].end_lineno, *_plain(else_fact)))
+                    elif else_fact and isinstance(stmt.body[-1], _EXITS) and stmt.end_lineno < end:
+                        found.append((stmt.end_lineno + 1, end, *_plain(else_fact)))
+                    for sink in sinks:
+                        sink.extend(found)
+            elif kind is ast.Assert:
+                facts = test_platform(stmt.test)
+                if facts and facts[0] and stmt.end_lineno < end:
+                    gate = (stmt.end_lineno + 1, end, *_plain(facts[0]))
+                    for sink in sinks:
+                        sink.append(gate)
+        blocks = _BLOCKS_OF.get(kind)
+        if blocks is None:
+            blocks = _BLOCKS_OF[kind] = tuple(n for n in _BLOCKS if n in getattr(kind, "_fields", ()))
+        for name in blocks:
             inner = getattr(stmt, name, None)
             if inner and isinstance(inner, list):
-                yield from _definitions(inner)
+                _gather(inner, inner[-1].end_lineno or end, sinks, by_line, module_level)

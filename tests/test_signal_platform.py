@@ -195,3 +195,78 @@ def f(b):
     assert [s.imports[i].module for i in s.unguarded_imports] == ["torch_npu"]
     gates = s.functions["f"].platform_gates
     assert (12, 12, ("hip", "xpu"), False) in gates and (14, 14, ("hip",), False) in gates
+
+
+_NESTED = '''
+from utils import is_npu, is_hip
+
+if is_npu():
+    def npu_helper():
+        if is_hip():
+            return 1
+        return 0
+else:
+    assert not is_hip()
+
+
+def outer(x):
+    if is_npu():
+        x = 1
+    def closure():
+        if not is_hip():
+            return 2
+        assert is_npu()
+        return 3
+    class Local:
+        def method(self):
+            try:
+                if is_hip():
+                    pass
+            except ValueError:
+                if not is_npu():
+                    raise
+            finally:
+                assert is_hip()
+            return closure
+    for _ in range(3):
+        while is_npu():
+            if is_hip():
+                break
+    return Local
+
+
+class Backend:
+    def forward(self):
+        if is_npu():
+            return self.npu()
+        elif is_hip():
+            return None
+        with open("x") as fh:
+            assert not is_npu()
+            return fh
+'''
+
+
+def test_one_walk_gives_each_function_the_gates_of_its_own_scan():
+    """add_platform_gates walks the statements once; each summarised function (closures' tests
+    included) and the module get what platform_gates gives for their own bodies."""
+    import ast
+
+    from attn_lint.linter.platforms import platform_gates
+
+    summary = summarise_source(_NESTED)
+    tree = ast.parse(_NESTED)
+    assert summary.toplevel.platform_gates == platform_gates(tree.body, summary.lines, True)
+    functions = {(f.name, f.line): f for f in summary.functions.values()}
+    for c in summary.classes.values():
+        functions.update(((f.name, f.line), f) for f in c.methods.values())
+    checked = 0
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        fn = functions.get((node.name, node.lineno))
+        if fn is not None:
+            assert fn.platform_gates == platform_gates(node.body, node.end_lineno), node.name
+            checked += 1
+    assert checked == 4  # npu_helper, outer, Local.method, Backend.forward
+    assert summary.toplevel.platform_gates and all(f.platform_gates for f in functions.values())
