@@ -145,22 +145,30 @@ def platform_gates(body: list, end: int, module_level: bool = False) -> tuple:
     return tuple(out)
 
 
+def _gates_of(stmt, end: int) -> list:
+    """The gates an `if` or an `assert` statement sets up in a block ending at line `end`."""
+    out: list = []
+    facts = test_platform(stmt.test)
+    if not facts:
+        return out
+    if type(stmt) is ast.Assert:
+        if facts[0] and stmt.end_lineno < end:
+            out.append((stmt.end_lineno + 1, end, *_plain(facts[0])))
+        return out
+    body_fact, else_fact = facts
+    if body_fact:
+        out.append((stmt.body[0].lineno, stmt.body[-1].end_lineno, *_plain(body_fact)))
+    if else_fact and stmt.orelse:
+        out.append((stmt.orelse[0].lineno, stmt.orelse[-1].end_lineno, *_plain(else_fact)))
+    elif else_fact and isinstance(stmt.body[-1], _EXITS) and stmt.end_lineno < end:
+        out.append((stmt.end_lineno + 1, end, *_plain(else_fact)))
+    return out
+
+
 def _scan(body: list, end: int, out: list, module_level: bool = False) -> None:
     for stmt in body:
-        if isinstance(stmt, ast.If):
-            facts = test_platform(stmt.test)
-            if facts:
-                body_fact, else_fact = facts
-                if body_fact:
-                    out.append((stmt.body[0].lineno, stmt.body[-1].end_lineno, *_plain(body_fact)))
-                if else_fact and stmt.orelse:
-                    out.append((stmt.orelse[0].lineno, stmt.orelse[-1].end_lineno, *_plain(else_fact)))
-                elif else_fact and isinstance(stmt.body[-1], _EXITS) and stmt.end_lineno < end:
-                    out.append((stmt.end_lineno + 1, end, *_plain(else_fact)))
-        elif isinstance(stmt, ast.Assert):
-            facts = test_platform(stmt.test)
-            if facts and facts[0] and stmt.end_lineno < end:
-                out.append((stmt.end_lineno + 1, end, *_plain(facts[0])))
+        if isinstance(stmt, (ast.If, ast.Assert)):
+            out.extend(_gates_of(stmt, end))
         elif isinstance(stmt, ast.ClassDef) or (module_level and isinstance(
                 stmt, (ast.FunctionDef, ast.AsyncFunctionDef))):
             continue  # summarised on their own
@@ -217,26 +225,10 @@ def _gather(body: list, end: int, sinks: list, by_line: dict, module_level: bool
             if fn is not None:
                 fn.platform_gates = tuple(own)
             continue
-        if sinks:
-            if kind is ast.If:
-                facts = test_platform(stmt.test)
-                if facts:
-                    found = []
-                    body_fact, else_fact = facts
-                    if body_fact:
-                        found.append((stmt.body[0].lineno, stmt.body[-1].end_lineno, *_plain(body_fact)))
-                    if else_fact and stmt.orelse:
-                        found.append((stmt.orelse[0].lineno, stmt.orelse[-1].end_lineno, *_plain(else_fact)))
-                    elif else_fact and isinstance(stmt.body[-1], _EXITS) and stmt.end_lineno < end:
-                        found.append((stmt.end_lineno + 1, end, *_plain(else_fact)))
-                    for sink in sinks:
-                        sink.extend(found)
-            elif kind is ast.Assert:
-                facts = test_platform(stmt.test)
-                if facts and facts[0] and stmt.end_lineno < end:
-                    gate = (stmt.end_lineno + 1, end, *_plain(facts[0]))
-                    for sink in sinks:
-                        sink.append(gate)
+        if sinks and (kind is ast.If or kind is ast.Assert):
+            found = _gates_of(stmt, end)
+            for sink in sinks:
+                sink.extend(found)
         blocks = _BLOCKS_OF.get(kind)
         if blocks is None:
             blocks = _BLOCKS_OF[kind] = tuple(n for n in _BLOCKS if n in getattr(kind, "_fields", ()))

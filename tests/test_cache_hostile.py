@@ -392,19 +392,24 @@ def test_a_damaged_pack_does_not_hide_entries_written_later(packed):
     assert Cache(str(cache)).get_summary(lost[0]) == summaries[lost[0]]  # ...and its entry file serves
 
 
-def test_a_pack_entry_under_another_name_is_a_miss(packed):
-    """A pack's index that names one summary's bytes under another digest (resealed as the pack's
-    writer would: the seal's key is no secret) serves neither in place of the other."""
+def _reindex(pack, change) -> None:
+    """Rewrite a pack's index as `change(index)` returns it, sealed as the pack's writer would
+    (the seal's key is no secret), and leave its entries as they are."""
     from attn_lint.linter import cache as cache_mod
-    tree, cache, pack, reference, summaries = packed
     raw = open(pack, "rb").read()
-    head = cache_mod._PACK_HEAD
-    n = int.from_bytes(raw[len(cache_mod._PACK_MAGIC):head], "little")
+    magic, head = len(cache_mod._PACK_MAGIC), cache_mod._PACK_HEAD
+    n = int.from_bytes(raw[magic:head], "little")
     name = os.path.basename(pack)
-    index = cache_mod.unseal(name, raw[head:head + n])
-    rotated = tuple((d, off, length) for (d, _, _), (_, off, length) in zip(index, index[1:] + index[:1]))
-    forged = cache_mod.seal(name, rotated)
-    _plant([pack], raw[:len(cache_mod._PACK_MAGIC)] + len(forged).to_bytes(8, "little") + forged + raw[head + n:])
+    forged = cache_mod.seal(name, change(cache_mod.unseal(name, raw[head:head + n])))
+    _plant([pack], raw[:magic] + len(forged).to_bytes(8, "little") + forged + raw[head + n:])
+
+
+def test_a_pack_entry_under_another_name_is_a_miss(packed):
+    """A pack's index that names one summary's bytes under another digest serves neither in place
+    of the other."""
+    tree, cache, pack, reference, summaries = packed
+    _reindex(pack, lambda index: tuple((d, off, length) for (d, _, _), (_, off, length)
+                                       in zip(index, index[1:] + index[:1])))
     fresh = Cache(str(cache))
     assert all(fresh.get_summary(d) is None for d in summaries)
     _forget_results(cache)
@@ -413,15 +418,8 @@ def test_a_pack_entry_under_another_name_is_a_miss(packed):
 
 @pytest.mark.parametrize("length", [2 ** 40, -5])
 def test_a_pack_index_out_of_bounds_is_refused(packed, length):
-    from attn_lint.linter import cache as cache_mod
     tree, cache, pack, reference, summaries = packed
-    raw = open(pack, "rb").read()
-    head = cache_mod._PACK_HEAD
-    n = int.from_bytes(raw[len(cache_mod._PACK_MAGIC):head], "little")
-    name = os.path.basename(pack)
-    index = cache_mod.unseal(name, raw[head:head + n])
-    forged = cache_mod.seal(name, ((index[0][0], 0, length),) + tuple(index[1:]))
-    _plant([pack], raw[:len(cache_mod._PACK_MAGIC)] + len(forged).to_bytes(8, "little") + forged + raw[head + n:])
+    _reindex(pack, lambda index: ((index[0][0], 0, length),) + tuple(index[1:]))
     fresh = Cache(str(cache))
     assert all(fresh.get_summary(d) is None for d in summaries)  # the whole index is refused
     _forget_results(cache)
