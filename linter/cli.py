@@ -26,7 +26,7 @@ import click
 from .. import __version__
 from ..runtime_check.isolate import DEFAULT_TASK_TIME_LIMIT
 from .config import FORMATS, ConfigError, Resolved, resolve
-from .discover import path_within
+from .discover import SourceFile, path_within, paths_within
 from .engine import Result, analyse
 from .report.printable import printable
 
@@ -440,10 +440,11 @@ def rebase_paths(result: Result, base: str) -> Result:
     is shown by its absolute path (as ruff does)."""
     new_of: dict[str, str] = {}
     files = []
+    within = paths_within(base)
     for sf in result.files:
-        shown = path_within(sf.path, base, sf.path)
+        shown = within(sf.path, sf.path)
         new_of[sf.display] = shown
-        files.append(dataclasses.replace(sf, display=shown))
+        files.append(SourceFile(sf.path, shown, sf.module, sf.root))
     if all(k == v for k, v in new_of.items()):
         return result
 

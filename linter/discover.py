@@ -182,6 +182,25 @@ def path_within(path: str, base: str, fallback: str) -> str:
     return fallback if rel.startswith("..") else rel.replace(os.sep, "/")
 
 
+def paths_within(base: str):
+    """path_within for a whole tree's files under one base: os.path.relpath once per folder, not
+    once per file (4,719 of them cost 0.12 s at the end of every run over sglang); a file's own
+    name is one plain component, which relpath would only append."""
+    folders: dict[str, str] = {}
+
+    def within(path: str, fallback: str) -> str:
+        folder, name = os.path.split(path)
+        if name in ("", os.curdir, os.pardir):
+            return path_within(path, base, fallback)
+        rel = folders.get(folder)
+        if rel is None:
+            rel = folders[folder] = os.path.relpath(folder or os.curdir, base)
+        rel = name if rel == os.curdir else os.path.join(rel, name)
+        return fallback if rel.startswith("..") else rel.replace(os.sep, "/")
+
+    return within
+
+
 NOT_REGULAR = "not a regular file (a FIFO, socket or device); skipped"
 
 

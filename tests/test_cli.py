@@ -344,3 +344,16 @@ def test_folders_without_python_files_and_non_python_files_are_named(tmp_path):
     proc = attn_lint("docs/notes.md", "--no-cache", cwd=tmp_path)
     assert proc.returncode == 0 and "docs/notes.md is not a Python file" in proc.stderr
     assert "syntax-error" not in proc.stdout
+
+
+def test_paths_within_agrees_with_path_within(tmp_path):
+    """rebase_paths' once-per-folder relpath gives what path_within gives for each file."""
+    from attn_lint.linter.discover import path_within, paths_within
+    base = str(tmp_path / "proj" / "sub")
+    paths = [base + "/a.py", base + "/pkg/b.py", base + "/pkg/deep/c.py", str(tmp_path / "proj" / "x.py"),
+             str(tmp_path / "proj" / "subway" / "d.py"), str(tmp_path / "other.py"), "/e.py",
+             base + "/../sub/f.py", base + "/pkg/../g.py", base + "/..h.py", base + "/..", base + "/",
+             "rel.py", "rel/dir/i.py", "../up.py", base + "/pkg/./j.py"]
+    within = paths_within(base)
+    for path in paths + paths:  # twice: the second time from its memo
+        assert within(path, "FALLBACK") == path_within(path, base, "FALLBACK"), path
