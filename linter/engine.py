@@ -6,6 +6,7 @@ import gc
 import marshal
 import os
 import signal
+import struct
 import sys
 import time
 from dataclasses import dataclass, field
@@ -433,7 +434,7 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
                 else:
                     parsed[path] = decode_own(marshal.loads(plain))
                     if fresh:
-                        late.entries[parsed[path].digest] = plain
+                        late.add(parsed[path].digest, plain)
                     if on_result is not None:
                         on_result(path, parsed[path])
         return
@@ -501,22 +502,32 @@ class _LateWrites:
     A cold run has thousands of new entries. Written as one file each by the busy parsing workers,
     they cost most of a second of system time on a quiet ext4 (and up to a millisecond a file, 3
     to 4 s in all, on a busier one), paid in full by the parse's two busy cores, while the tree
-    passes after the parse keep only one core busy. They go into one pack (Cache.put_pack). A writer forked before the parse (while the parent is still
-    small: forking it after would copy the page tables of every summary) waits on a pipe, receives
-    the entries once the parse is done, writes them and exits; the parent waits for it before the
-    run returns, so a finished run's entries exist as before. Where fork is missing, or in the
-    resident server (a process with client threads), the pool's workers write as they parse."""
+    passes after the parse keep only one core busy. They go into one pack (Cache.put_pack),
+    written by a child forked before the parse (while the parent is still small: forking it after
+    would copy the page tables of every summary). As the workers hand over new summaries, the
+    parent appends them to an unlinked temporary file the child holds too (no pipe to wait on);
+    when the parse is done it closes a pipe, and the child reads the file, writes the pack and
+    exits. The parent waits for it before the run returns, so a finished run's entries exist as
+    before. Where fork is missing, or in the resident server (a process with client threads), the
+    pool's workers write as they parse."""
 
     fork = staticmethod(getattr(os, "fork", None))
+    _HEAD = struct.Struct("<II")  # a digest's length, then its summary's
 
     def __init__(self) -> None:
-        self.entries: dict[str, bytes] = {}  # digest -> plain form: identical files, one entry
         self.pid = 0
-        self._pipe = -1
+        self._pipe = -1  # closed by the parent when the parse is done
+        self._spool = -1  # the entries, appended by the parent
+        self._sent: set[str] = set()  # identical files: one entry
 
     def open(self, cache: Cache) -> bool:
         """Start the writer; False where the workers must write their entries themselves."""
         if not (cache.enabled and not cache.resident and self.fork is not None):
+            return False
+        import tempfile
+        try:
+            spool = tempfile.TemporaryFile()
+        except OSError:
             return False
         read_end, write_end = os.pipe()
         parent = os.getpid()
@@ -531,38 +542,61 @@ class _LateWrites:
         except OSError:
             os.close(read_end)
             os.close(write_end)
+            spool.close()
             return False
         if pid == 0:
             try:
                 os.close(write_end)
                 _forget_parent_fds()
                 _die_with(parent)
-                chunks = []
-                while True:
-                    chunk = os.read(read_end, 1 << 20)
-                    if not chunk:
-                        break
-                    chunks.append(chunk)
-                data = b"".join(chunks)
-                if data:
-                    cache.put_pack(marshal.loads(data))
+                while os.read(read_end, 4096):
+                    pass  # the parent closes its end when the parse is done (or the run ends)
+                entries = self._read_spool(spool.fileno())
+                if entries:
+                    cache.put_pack(entries)
             finally:
                 os._exit(0)  # never the parent's exit handlers, buffers or exceptions
         os.close(read_end)
+        self._spool = os.dup(spool.fileno())
+        spool.close()
         self.pid, self._pipe = pid, write_end
         return True
 
-    def start(self) -> None:
-        """Hand the entries to the writer (the parse is done)."""
-        if self._pipe < 0:
+    def add(self, digest: str, plain: bytes) -> None:
+        """One new summary (its plain form in marshal form), for the writer."""
+        if self._spool < 0 or digest in self._sent:
             return
-        entries, self.entries = self.entries, {}
-        pipe, self._pipe = self._pipe, -1
+        self._sent.add(digest)
+        name = digest.encode()
         try:
-            with open(pipe, "wb") as fh:  # closing it is the writer's end of input
-                fh.write(marshal.dumps(entries, 4) if entries else b"")
-        except OSError:
-            pass  # the writer is gone: those entries are misses next time
+            os.writev(self._spool, [self._HEAD.pack(len(name), len(plain)), name, plain])
+        except OSError:  # a full disk: the rest are misses next time
+            os.close(self._spool)
+            self._spool = -1
+
+    @classmethod
+    def _read_spool(cls, fd: int) -> dict[str, bytes]:
+        size = os.fstat(fd).st_size
+        data = memoryview(os.pread(fd, size, 0))
+        entries: dict[str, bytes] = {}
+        at, head = 0, cls._HEAD.size
+        while at + head <= len(data):
+            n_name, n_plain = cls._HEAD.unpack_from(data, at)
+            at += head
+            name = bytes(data[at:at + n_name]).decode()
+            plain = bytes(data[at + n_name:at + n_name + n_plain])
+            if len(plain) != n_plain:
+                break  # a write cut short (a full disk): what came before is whole
+            entries[name] = plain
+            at += n_name + n_plain
+        return entries
+
+    def start(self) -> None:
+        """Let the writer go (the parse is done)."""
+        for fd in (self._spool, self._pipe):
+            if fd >= 0:
+                os.close(fd)
+        self._spool = self._pipe = -1
 
     def wait(self) -> None:
         self.start()  # a run that ended early: the writer must not wait for ever

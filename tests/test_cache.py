@@ -274,3 +274,43 @@ def test_summaries_are_the_same_bytes_under_any_hash_seed(tmp_path):
         return subprocess.run([sys.executable, "-c", _SUMMARY_BYTES, str(tmp_path)], env=env, check=True,
                               capture_output=True, text=True).stdout
     assert digest("1") == digest("2") == digest("3")
+
+
+def test_the_writers_spool_keeps_what_was_whole(tmp_path):
+    """The parent appends new summaries to a spool the writer reads at the end; a write cut short
+    (a full disk) loses that entry and the ones after it, never a whole one before it."""
+    from attn_lint.linter.engine import _LateWrites
+    entries = {f"{n:040x}": bytes([n]) * (1000 * n + 1) for n in range(1, 6)}
+    late = _LateWrites()
+    spool = tmp_path / "spool"
+    late._spool = os.open(spool, os.O_RDWR | os.O_CREAT)
+    for digest, plain in entries.items():
+        late.add(digest, plain)
+        late.add(digest, b"a second copy is not sent")
+    fd = late._spool
+    assert late._read_spool(fd) == entries
+    os.ftruncate(fd, os.fstat(fd).st_size - 10)
+    assert late._read_spool(fd) == dict(list(entries.items())[:4])
+    late.start()
+
+
+def test_a_full_disk_under_the_spool_costs_entries_not_the_run(tree, tmp_path, monkeypatch):
+    _pooled(monkeypatch)
+    writev = os.writev
+    calls = []
+
+    def failing(fd, buffers):
+        calls.append(fd)
+        if len(calls) > 2:
+            raise OSError(28, "No space left on device")
+        return writev(fd, buffers)
+
+    from attn_lint.linter import engine
+    monkeypatch.setattr(engine.os, "writev", failing)
+    cache = tmp_path / "cache"
+    first = lint(tree, cache_dir=str(cache), jobs=2)
+    assert _json(first) == _json(lint(tree, cache_dir=None))
+    monkeypatch.setattr(engine.os, "writev", writev)
+    from attn_lint.linter.cache import Cache
+    stored = Cache(str(cache))
+    assert sum(stored.get_summary(d) is not None for d in set(first.digests.values())) == 2
