@@ -49,9 +49,8 @@ class AsideBridge(AstroidBridge):
             return False
         answers, self.calls, self.timeouts, self.spent = got
         found = False
-        for key, raw in answers:
-            key = tuple(key)
-            if raw is not None and key in self._sent:
+        for key, raw in answers:  # the queries this bridge sent, in order
+            if raw is not None:
                 answer = self._resolved(raw, self._sent[key])
                 self._remember(key, answer)
                 found = found or bool(answer[0])

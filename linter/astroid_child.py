@@ -11,6 +11,8 @@ import signal
 import struct
 import time
 
+from .side_process import close_parent_fds, fork_helper
+
 _FRAME = struct.Struct("<I")
 _SLACK = 10.0  # seconds past the budget before a child that never answers is given up on
 
@@ -32,31 +34,11 @@ class AstroidChild:
             return False
         q_read, q_write = os.pipe()
         a_read, a_write = os.pipe()
-        parent = os.getpid()
-        try:
-            import warnings
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)  # forking with threads: see _LateWrites
-                pid = self.fork()
-        except OSError:
-            for fd in (q_read, q_write, a_read, a_write):
-                os.close(fd)
-            return False
-        if pid == 0:
-            try:
-                os.close(q_write)
-                os.close(a_read)
-                from .engine import _die_with
-                _die_with(parent)
-                _serve(q_read, a_write, self.per_call, self.budget)
-            finally:
-                os._exit(0)  # never the parent's exit handlers, buffers or exceptions
-        os.close(q_read)
-        os.close(a_write)
-        self.pid, self._queries, self._answers = pid, q_write, a_read
-        from .engine import PARENT_ONLY_FDS
-        PARENT_ONLY_FDS.update((q_write, a_read))
-        return True
+        self.pid = fork_helper(self.fork, lambda: _serve(q_read, a_write, self.per_call, self.budget),
+                               child_fds=(q_read, a_write), parent_fds=(q_write, a_read))
+        if self.pid:
+            self._queries, self._answers = q_write, a_read
+        return bool(self.pid)
 
     def send(self, message: tuple) -> None:
         if self.pid:
@@ -72,11 +54,10 @@ class AstroidChild:
         if not self.pid:
             return None
         pid, self.pid = self.pid, 0
-        os.close(self._queries)
+        close_parent_fds(self._queries)
         data = _read_until_closed(self._answers, time.monotonic() + self.budget + _SLACK)
-        os.close(self._answers)
-        from .engine import PARENT_ONLY_FDS
-        PARENT_ONLY_FDS.difference_update((self._queries, self._answers))
+        close_parent_fds(self._answers)
+        self._queries = self._answers = -1
         if data is None:
             try:
                 os.kill(pid, signal.SIGKILL)

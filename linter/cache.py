@@ -157,7 +157,10 @@ class Cache:
         damaged copy in a pack must not hide a good one written later)."""
         if not self.enabled:
             return
-        for pack, offset, length in self._pack_index().get(digest, ()):
+        where = self._packs.get(digest)
+        if where is None:  # the packs are looked at again only for a summary they did not hold
+            where = self._pack_index().get(digest, ())
+        for pack, offset, length in where:
             raw = self._read_slice(pack, offset, length)
             if raw is not None:
                 yield raw
@@ -219,11 +222,11 @@ class Cache:
     def _read_pack_index(path: str, name: str) -> list[tuple[str, int, int]]:
         """A pack's index, with offsets from the start of the file; [] for anything but a whole,
         undamaged pack of ours (its entries are checked again, one by one, when read)."""
-        fd = Cache._open_regular(path, limit=None)  # bounded by what its index may name
-        if fd is None:
+        opened = Cache._open_regular(path, limit=None)  # bounded by what its index may name
+        if opened is None:
             return []
+        fd, size = opened
         try:
-            size = os.fstat(fd).st_size
             head = os.pread(fd, _PACK_HEAD, 0)
             if len(head) != _PACK_HEAD or not head.startswith(_PACK_MAGIC):
                 return []
@@ -250,9 +253,10 @@ class Cache:
 
     @staticmethod
     def _read_slice(path: str, offset: int, length: int) -> bytes | None:
-        fd = Cache._open_regular(path, limit=None)
-        if fd is None:
+        opened = Cache._open_regular(path, limit=None)
+        if opened is None:
             return None
+        fd = opened[0]
         try:
             raw = os.pread(fd, length, offset)
         except OSError:
@@ -315,8 +319,8 @@ class Cache:
             self._write(os.path.join(self.dir, name), seal(name, NAMED[name.split("-", 1)[0]][0](value)))
 
     @staticmethod
-    def _open_regular(path: str, limit: int | None = MAX_ENTRY_BYTES) -> int | None:
-        """A descriptor of a regular file of at most `limit` bytes; None for anything else.
+    def _open_regular(path: str, limit: int | None = MAX_ENTRY_BYTES) -> tuple[int, int] | None:
+        """(a descriptor, the size) of a regular file of at most `limit` bytes; None for anything else.
         O_NONBLOCK: opening a FIFO planted at an entry's name returns at once (and fstat then
         rejects it) instead of waiting for a writer."""
         try:
@@ -330,17 +334,18 @@ class Cache:
         if st is None or not stat.S_ISREG(st.st_mode) or (limit is not None and st.st_size > limit):
             os.close(fd)
             return None
-        return fd
+        return fd, st.st_size
 
     @staticmethod
     def _read(path: str) -> bytes | None:
         """The bytes of a regular file; None for anything else."""
-        fd = Cache._open_regular(path)
-        if fd is None:
+        opened = Cache._open_regular(path)
+        if opened is None:
             return None
+        fd, size = opened
         try:
             chunks = []
-            left = os.fstat(fd).st_size + 1  # one byte more: a file that grew is read to its end or refused
+            left = size + 1  # one byte more: a file that grew is read to its end or refused
             while left > 0:
                 chunk = os.read(fd, left)
                 if not chunk:

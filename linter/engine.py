@@ -5,9 +5,7 @@ from __future__ import annotations
 import gc
 import marshal
 import os
-import signal
 import struct
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -17,6 +15,7 @@ from .codec import Parsed as _Parsed
 from .codec import decode_own
 from .discover import MAX_FILE_BYTES, SourceFile, discover, open_source
 from .findings import FileError, Finding
+from .side_process import close_parent_fds, fork_helper, settle_in_child
 
 if TYPE_CHECKING:  # the annotation only: the tree passes load where a run needs them (below)
     from .context import Context
@@ -155,31 +154,7 @@ def _load_worker(args: tuple[str, str]) -> tuple[str, bytes | None]:
 
 def _init_worker(parent: int) -> None:
     gc.disable()  # summaries are acyclic; the collector only costs time here
-    _forget_parent_fds()
-    _die_with(parent)
-
-
-def _die_with(parent: int) -> None:
-    """End this worker when its parent ends, even by SIGKILL: an orphaned worker would keep the
-    parent's descriptors (the resident server's socket and lock among them) open."""
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
-        else:
-            if os.getppid() != parent:  # the parent ended before the request took effect
-                os._exit(1)
-            return
-    import threading
-
-    def watch() -> None:  # elsewhere: notice being re-parented
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(1)
-
-    threading.Thread(target=watch, daemon=True).start()
+    settle_in_child(parent)
 
 
 def analyse(paths: list[str], settings: Settings | None = None, keep_context: bool = False,
@@ -268,7 +243,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
                     derived[key] = derive(f.module, p.summary)
 
     progress("parse", 0, len(todo))
-    if len(todo) >= PARALLEL_THRESHOLD and _astroid_aside(settings, cache, len(files)):
+    if _astroid_aside(settings, cache, len(todo)):
         child.open()  # before the parse, while this process is small (astroid_aside.py)
     _parse_all(todo, settings, cache, parsed, read_failures, early_facts, progress, late,
                on_start=lambda: _warm_up(settings, aside=bool(child.pid)))
@@ -373,24 +348,13 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     return result
 
 
-def _astroid_aside(settings: Settings, cache: Cache, n_modules: int) -> bool:
-    """Whether astroid's queries run in a child (astroid_aside.py): on a large tree, where the
-    tree passes leave a core idle; not in the resident server, whose astroid keeps what it parsed."""
-    return (settings.astroid and not cache.resident and n_modules >= PARALLEL_THRESHOLD
+def _astroid_aside(settings: Settings, cache: Cache, n_parsed: int) -> bool:
+    """Whether astroid's queries run in a child (astroid_aside.py): on a run that parses many
+    files (whose answers the memo cannot hold), where the tree passes leave a core idle; not in
+    the resident server, whose astroid keeps what it parsed."""
+    return (settings.astroid and not cache.resident and n_parsed >= PARALLEL_THRESHOLD
             and (settings.jobs or os.cpu_count() or 1) > 1)
 
-
-# Pipe ends only the parent may hold (astroid_child.AstroidChild's): a child forked after them
-# closes them, or its copy would keep the pipe open after the parent closed its own.
-PARENT_ONLY_FDS: set[int] = set()
-
-
-def _forget_parent_fds() -> None:
-    for fd in PARENT_ONLY_FDS:
-        try:
-            os.close(fd)
-        except OSError:
-            pass
 
 
 def _warm_up(settings: Settings, aside: bool) -> None:
@@ -526,40 +490,28 @@ class _LateWrites:
             return False
         import tempfile
         try:
-            spool = tempfile.TemporaryFile()
+            spool, name = tempfile.mkstemp(prefix="attn-lint-spool-")
         except OSError:
+            return False
+        try:
+            os.unlink(name)  # held by its descriptor alone, the writer's copy included
+        except OSError:
+            os.close(spool)
             return False
         read_end, write_end = os.pipe()
-        parent = os.getpid()
-        try:
-            import warnings
-            with warnings.catch_warnings():
-                # Python 3.12+ warns when forking a process with threads (the terminal spinner's):
-                # the child runs no code another thread could hold a lock for, only reads, writes
-                # and os._exit.
-                warnings.simplefilter("ignore", DeprecationWarning)
-                pid = self.fork()
-        except OSError:
-            os.close(read_end)
-            os.close(write_end)
-            spool.close()
+
+        def write() -> None:
+            while os.read(read_end, 4096):
+                pass  # the parent closes its end when the parse is done (or the run ends)
+            entries = self._read_spool(spool)
+            if entries:
+                cache.put_pack(entries)
+
+        self.pid = fork_helper(self.fork, write, child_fds=(read_end,), parent_fds=(write_end,))
+        if not self.pid:
+            os.close(spool)
             return False
-        if pid == 0:
-            try:
-                os.close(write_end)
-                _forget_parent_fds()
-                _die_with(parent)
-                while os.read(read_end, 4096):
-                    pass  # the parent closes its end when the parse is done (or the run ends)
-                entries = self._read_spool(spool.fileno())
-                if entries:
-                    cache.put_pack(entries)
-            finally:
-                os._exit(0)  # never the parent's exit handlers, buffers or exceptions
-        os.close(read_end)
-        self._spool = os.dup(spool.fileno())
-        spool.close()
-        self.pid, self._pipe = pid, write_end
+        self._spool, self._pipe = spool, write_end
         return True
 
     def add(self, digest: str, plain: bytes) -> None:
@@ -593,9 +545,9 @@ class _LateWrites:
 
     def start(self) -> None:
         """Let the writer go (the parse is done)."""
-        for fd in (self._spool, self._pipe):
-            if fd >= 0:
-                os.close(fd)
+        if self._spool >= 0:
+            os.close(self._spool)
+        close_parent_fds(self._pipe)
         self._spool = self._pipe = -1
 
     def wait(self) -> None:

@@ -141,7 +141,7 @@ def platform_gates(body: list, end: int, module_level: bool = False) -> tuple:
     `assert` hold for the rest of their block. A function's nested functions are scanned too:
     the per-file pass summarises closures in their enclosing function."""
     out: list = []
-    _scan(body, end, out, module_level)
+    _gather(body, end, [out], {}, module_level)
     return tuple(out)
 
 
@@ -163,20 +163,6 @@ def _gates_of(stmt, end: int) -> list:
     elif else_fact and isinstance(stmt.body[-1], _EXITS) and stmt.end_lineno < end:
         out.append((stmt.end_lineno + 1, end, *_plain(else_fact)))
     return out
-
-
-def _scan(body: list, end: int, out: list, module_level: bool = False) -> None:
-    for stmt in body:
-        if isinstance(stmt, (ast.If, ast.Assert)):
-            out.extend(_gates_of(stmt, end))
-        elif isinstance(stmt, ast.ClassDef) or (module_level and isinstance(
-                stmt, (ast.FunctionDef, ast.AsyncFunctionDef))):
-            continue  # summarised on their own
-        for name in ("body", "orelse", "finalbody", "handlers"):
-            inner = getattr(stmt, name, None)
-            if inner and isinstance(inner, list):
-                last = inner[-1].end_lineno or end
-                _scan(inner, last, out, module_level)
 
 
 def _plain(fact: tuple) -> tuple:
@@ -206,8 +192,10 @@ _BLOCKS_OF: dict[type, tuple[str, ...]] = {}  # the statement lists each node ty
 
 
 def _gather(body: list, end: int, sinks: list, by_line: dict, module_level: bool) -> None:
-    """_scan for every list in `sinks` at once (the scans of the functions around this body), and
-    each summarised function met on the way gets a scan of its own."""
+    """The gates of `body` (a block ending at line `end`) for every list in `sinks` (the scans of
+    the functions around it: a closure's tests hold in its enclosing functions' gates too, the
+    module's scan leaves functions and every scan leaves classes to their own), and each function
+    of `by_line` met on the way gets a scan of its own."""
     for stmt in body:
         kind = type(stmt)
         if kind is ast.ClassDef:
@@ -216,12 +204,10 @@ def _gather(body: list, end: int, sinks: list, by_line: dict, module_level: bool
             continue
         if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             fn = by_line.get((stmt.name, stmt.lineno))
-            own: list | None = [] if fn is not None else None
-            inner = ([] if module_level else sinks) + ([own] if own is not None else [])
-            if inner:
-                _gather(stmt.body, stmt.body[-1].end_lineno or end, inner, by_line, False)
-            else:
-                _gather(stmt.body, end, [], by_line, False)  # only for the definitions inside
+            own: list = []
+            around = [] if module_level else sinks
+            _gather(stmt.body, stmt.body[-1].end_lineno or end, around + [own] if fn is not None else around,
+                    by_line, False)
             if fn is not None:
                 fn.platform_gates = tuple(own)
             continue

@@ -60,7 +60,7 @@ def test_an_answer_found_aside_gives_the_findings_of_asking_in_place(tmp_path, a
     aside["rules"] = 0
     assert _run(tree, jobs=2) == in_place
     assert aside["rules"] == 2  # astroid named a class: the rules ran again to read it
-    from attn_lint.linter.engine import PARENT_ONLY_FDS
+    from attn_lint.linter.side_process import PARENT_ONLY_FDS
     assert not PARENT_ONLY_FDS  # the child's pipes are closed
     pids = aside["pids"]()
     assert os.getpid() in pids  # the in-place run

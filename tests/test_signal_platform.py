@@ -270,3 +270,11 @@ def test_one_walk_gives_each_function_the_gates_of_its_own_scan():
             checked += 1
     assert checked == 4  # npu_helper, outer, Local.method, Backend.forward
     assert summary.toplevel.platform_gates and all(f.platform_gates for f in functions.values())
+    # Read off the source: the module's if/else (its function and its assert left out), the
+    # closure's tests in `outer` (Local's left to Local.method), `while` tests not being `if`s.
+    assert summary.toplevel.platform_gates == ((5, 8, ("npu",), False), (10, 10, ("npu",), True))
+    assert summary.functions["outer"].platform_gates == (
+        (15, 15, ("npu",), False), (18, 18, ("hip",), True), (19, 20, ("hip",), False),
+        (20, 20, ("npu",), False), (35, 35, ("hip",), False))
+    assert summary.classes["Backend"].methods["forward"].platform_gates == (
+        (42, 42, ("npu",), False), (43, 44, ("npu",), True), (44, 44, ("hip",), False), (47, 47, ("npu",), True))
