@@ -41,17 +41,18 @@ def split_test(node: ast.expr, positive: bool, ref, out: list, depth: int = 0) -
     """The (ref, polarity) facts that hold where `node` evaluates to `positive`."""
     if depth > 6 or len(out) >= _MAX_PARTS:
         return
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+    kind = type(node)  # exact tests: the parser makes no subclasses of these
+    if kind is ast.UnaryOp and type(node.op) is ast.Not:
         split_test(node.operand, not positive, ref, out, depth + 1)
-    elif isinstance(node, ast.BoolOp):
+    elif kind is ast.BoolOp:
         # `a and b` true: both true; `a or b` false: both false. Otherwise nothing is known of each.
-        if isinstance(node.op, ast.And) == positive:
+        if (type(node.op) is ast.And) == positive:
             for value in node.values:
                 split_test(value, positive, ref, out, depth + 1)
-    elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.comparators[0], ast.Constant) \
-            and node.comparators[0].value is None and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
-        split_test(node.left, positive == isinstance(node.ops[0], ast.IsNot), ref, out, depth + 1)
-    elif isinstance(node, (ast.Name, ast.Attribute, ast.Call)):
+    elif kind is ast.Compare and len(node.ops) == 1 and type(node.comparators[0]) is ast.Constant \
+            and node.comparators[0].value is None and type(node.ops[0]) in (ast.Is, ast.IsNot):
+        split_test(node.left, positive == (type(node.ops[0]) is ast.IsNot), ref, out, depth + 1)
+    elif kind is ast.Name or kind is ast.Attribute or kind is ast.Call:
         r = ref(node)
         if r is not None and r[0] in _FLAG_KINDS:
             out.append((r, positive))

@@ -183,11 +183,15 @@ class ModuleSummary:
 
 
 def dotted(node: ast.AST) -> str | None:
+    kind = type(node)
+    if kind is ast.Name:
+        return node.id
     parts = []
-    while isinstance(node, ast.Attribute):
+    while kind is ast.Attribute:
         parts.append(node.attr)
         node = node.value
-    if isinstance(node, ast.Name):
+        kind = type(node)
+    if kind is ast.Name:
         parts.append(node.id)
         return ".".join(reversed(parts))
     return None
@@ -332,6 +336,7 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 # Filled on first sight of a class; anything that is not an AST node (a str in a list field) is skipped.
 _HANDLERS: dict[type, object] = {}
 _UNSEEN = object()
+_SEQUENCES = (ast.Tuple, ast.List)
 
 
 def _child_fields(cls: type) -> tuple[str, ...]:
@@ -410,7 +415,14 @@ class _FunctionWalker(ast.NodeVisitor):
                             continue
                     handler(self, item)
             else:
-                self.visit(value)
+                handler = handlers.get(type(value), _UNSEEN)
+                if handler is None:
+                    continue
+                if handler is _UNSEEN:
+                    handler = _handler(type(value))
+                    if handler is None:
+                        continue
+                handler(self, value)
 
     # --- expressions -> refs -------------------------------------------------------------
     def ref(self, node: ast.expr | None, depth: int = 0) -> tuple | None:
@@ -458,19 +470,19 @@ class _FunctionWalker(ast.NodeVisitor):
     # --- bindings --------------------------------------------------------------------------
     def bind(self, target: ast.expr, value: tuple | None, annotation: tuple | None = None,
              line: int = 0) -> None:
-        if isinstance(target, ast.Name):
+        if type(target) is ast.Name:
             if value is not None or annotation is not None:
                 self.locals.setdefault(target.id, []).append(("type", annotation) if annotation else value)
                 if value is not None and value[0] == "getattr" and not annotation:
                     self.hooks.add(target.id)
         elif (attr := self._own_attr(target)) is not None:
             self.self_attrs.setdefault(attr, []).append((value, annotation, line))
-        elif isinstance(target, (ast.Tuple, ast.List)):
+        elif type(target) is ast.Tuple or type(target) is ast.List:
             for elt in target.elts:
-                inner = elt.value if isinstance(elt, ast.Starred) else elt
+                inner = elt.value if type(elt) is ast.Starred else elt
                 # Unpacking a sequence of one element type gives that type to every name.
                 self.bind(inner, ("iter", value) if value else None, None, line)
-        elif isinstance(target, ast.Starred):
+        elif type(target) is ast.Starred:
             self.bind(target.value, value, annotation, line)
 
     def _own_attr(self, target: ast.expr) -> str | None:
@@ -488,8 +500,9 @@ class _FunctionWalker(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         value = self.ref(node.value)
         for target in node.targets:
-            self._note_falsy(target, node.value, node.lineno)
-            if isinstance(target, (ast.Tuple, ast.List)) and isinstance(node.value, (ast.Tuple, ast.List)) \
+            if type(node.value) is ast.Constant:
+                self._note_falsy(target, node.value, node.lineno)
+            if type(target) in _SEQUENCES and type(node.value) in _SEQUENCES \
                     and len(target.elts) == len(node.value.elts):
                 for t, v in zip(target.elts, node.value.elts):
                     self.bind(t, self.ref(v), None, node.lineno)
@@ -700,13 +713,21 @@ class _FunctionWalker(ast.NodeVisitor):
                 elif kind is ast.Attribute:
                     self.chained.add(id(value))
                     self.chains.append((value.attr, node.attr))
-        self.visit(node.value)
+        value = node.value
+        if type(value) is not ast.Name:  # most receivers are names: no handler, no call
+            self.visit(value)
 
     def visit_keyword(self, node: ast.keyword) -> None:
         self.visit(node.value)
 
     def visit_Expr(self, node: ast.Expr) -> None:
-        self.visit(node.value)
+        value = node.value
+        handler = _HANDLERS.get(type(value), _UNSEEN)
+        if handler is not None:
+            if handler is _UNSEEN:
+                self.visit(value)
+            else:
+                handler(self, value)
 
     def visit_Call(self, node: ast.Call) -> None:
         # The hottest handler (one call in six nodes): exact type tests, no isinstance chains.
@@ -784,12 +805,29 @@ class _FunctionWalker(ast.NodeVisitor):
                     tuple(None if type(a) is ast.Starred else self.ref(a) for a in args),
                     tuple((kw.arg, self.ref(kw.value)) for kw in keywords if kw.arg),
                     star or dstar))
-        visit = self.visit
-        visit(func)
-        for arg in args:
-            visit(arg)
+        # The children's handlers inline: most are names and constants (no handler, no call).
+        handlers = _HANDLERS
+        handler = handlers.get(type(func), _UNSEEN)
+        if handler is not None:
+            if handler is _UNSEEN:
+                self.visit(func)
+            else:
+                handler(self, func)
+        for child in args:
+            handler = handlers.get(type(child), _UNSEEN)
+            if handler is not None:
+                if handler is _UNSEEN:
+                    self.visit(child)
+                else:
+                    handler(self, child)
         for kw in keywords:
-            visit(kw.value)
+            child = kw.value
+            handler = handlers.get(type(child), _UNSEEN)
+            if handler is not None:
+                if handler is _UNSEEN:
+                    self.visit(child)
+                else:
+                    handler(self, child)
 
 
 def _passes_construction(args: list, keywords: list) -> bool:
@@ -844,11 +882,14 @@ def model_tests(test: ast.expr, depth: int = 0) -> list[tuple]:
     returns are such tests)."""
     if depth > 4:
         return []
-    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+    kind = type(test)
+    if kind is ast.Name or kind is ast.Attribute or kind is ast.UnaryOp:
+        return []  # (the commonest tests: flags)
+    if kind is ast.BoolOp and type(test.op) is ast.And:
         return [k for v in test.values for k in model_tests(v, depth + 1)]
-    if isinstance(test, ast.NamedExpr):
+    if kind is ast.NamedExpr:
         return model_tests(test.value, depth + 1)
-    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.args:
+    if kind is ast.Call and type(test.func) is ast.Name and test.args:
         if test.func.id == "isinstance" and len(test.args) == 2:
             kinds = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
             names = [dotted(k) for k in kinds]
@@ -856,7 +897,7 @@ def model_tests(test: ast.expr, depth: int = 0) -> list[tuple]:
                 return [("isa", *names)]
         elif any(_mentions_config(a) for a in test.args):
             return [("call", test.func.id)]
-    if isinstance(test, ast.Compare) and all(isinstance(op, (ast.Eq, ast.In)) for op in test.ops):
+    if kind is ast.Compare and all(type(op) is ast.Eq or type(op) is ast.In for op in test.ops):
         lits = []
         for side in (test.left, *test.comparators):
             for e in (side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]):
@@ -993,7 +1034,7 @@ def _probed_reads(walker: _FunctionWalker) -> tuple[Read, ...]:
 
 
 def _falsy_literal(node: ast.expr | None) -> bool:
-    return isinstance(node, ast.Constant) and node.value is not Ellipsis and not node.value
+    return type(node) is ast.Constant and node.value is not Ellipsis and not node.value
 
 
 def _class_falsy(falsy: dict[str, None], name: str, value: ast.expr | None) -> None:
