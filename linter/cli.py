@@ -457,7 +457,8 @@ def rebase_paths(result: Result, base: str) -> Result:
     # paths are found by one pattern and looked up (an alternation of thousands of paths takes a
     # second to compile); the rare path with other characters gets an alternation of its own.
     plain = re.compile(r"(?<![\w/.-])([\w/.-]+):(?=\d)")
-    odd = sorted((k for k in moved if not re.fullmatch(r"[\w/.-]+", k)), key=len, reverse=True)
+    usual = re.compile(r"[\w/.-]+").fullmatch
+    odd = sorted((k for k in moved if not usual(k)), key=len, reverse=True)
     odd_pattern = re.compile(r"(?<![\w/.-])(" + "|".join(map(re.escape, odd)) + r"):(?=\d)") if odd else None
 
     def fix_text(text: str) -> str:

@@ -272,7 +272,12 @@ def _add_entry(files, seen, folder: _Folder, entry: os.DirEntry, full: str, disp
 def path_within(path: str, base: str, fallback: str) -> str:
     """`path` relative to `base` with `/` separators when it lies inside `base`, else `fallback`."""
     rel = os.path.relpath(path, base)
-    return fallback if rel.startswith("..") else rel.replace(os.sep, "/")
+    return fallback if _outside(rel) else rel.replace(os.sep, "/")
+
+
+def _outside(rel: str) -> bool:
+    """A relative path that leaves its base (`..`, `../x`; not a name like `..h.py`)."""
+    return rel == os.pardir or rel.startswith(os.pardir + os.sep)
 
 
 def paths_within(base: str):
@@ -282,14 +287,15 @@ def paths_within(base: str):
     folders: dict[str, str] = {}
 
     def within(path: str, fallback: str) -> str:
-        folder, name = os.path.split(path)
-        if name in ("", os.curdir, os.pardir):
+        folder, sep, name = path.rpartition(os.sep)
+        if not sep or name in ("", os.curdir, os.pardir):
             return path_within(path, base, fallback)
         rel = folders.get(folder)
         if rel is None:
-            rel = folders[folder] = os.path.relpath(folder or os.curdir, base)
-        rel = name if rel == os.curdir else os.path.join(rel, name)
-        return fallback if rel.startswith("..") else rel.replace(os.sep, "/")
+            rel = os.path.relpath(folder or os.sep, base)
+            rel = folders[folder] = None if _outside(rel) else (
+                "" if rel == os.curdir else rel.replace(os.sep, "/") + "/")
+        return fallback if rel is None else rel + name
 
     return within
 
