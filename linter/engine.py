@@ -246,7 +246,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     if _astroid_aside(settings, cache, len(todo)):
         child.open()  # before the parse, while this process is small (astroid_aside.py)
     _parse_all(todo, settings, cache, parsed, read_failures, early_facts, progress, late,
-               on_start=lambda: _warm_up(settings, aside=bool(child.pid)))
+               on_start=lambda: _warm_up(settings, aside=bool(child.pid)), stats=seen)
     late.start()
     for path in todo:
         if path in parsed:
@@ -375,7 +375,7 @@ def _display(files: list[SourceFile], path: str) -> str:
 
 def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict, failures: dict,
                on_result=None, progress=_no_progress, late: _LateWrites | None = None,
-               on_start=None) -> None:
+               on_start=None, stats: dict | None = None) -> None:
     if not paths:
         return
     total = len(paths)
@@ -383,7 +383,8 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
     pooled = jobs > 1 and len(paths) >= PARALLEL_THRESHOLD
     if pooled:
         # Largest files first, in small chunks: no worker is left alone with a big file at the end.
-        paths = sorted(paths, key=_size, reverse=True)
+        # (the sizes the stat pass took, where it took them)
+        paths = sorted(paths, key=lambda p: stats[p][1] if stats and p in stats else _size(p), reverse=True)
     defer = pooled and late is not None and late.open(cache)
     tasks = [(p, settings.max_file_bytes, cache.dir if cache.enabled else None, not defer) for p in paths]
     if pooled:
