@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from .source_lines import SourceLines
 from .findings import Evidence
 from .resolve import Scope, describe_type
-from .summary import KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, _EXPRESSIONS, _summarise_function
+from .summary import KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, _EXPRESSIONS, ModuleWalk, _summarise_function
 
 if TYPE_CHECKING:
     from .families import FamilyModel
@@ -350,7 +350,7 @@ class PassedValues:
                 n.lineno += shift
                 if getattr(n, "end_lineno", None) is not None:
                     n.end_lineno += shift
-        info = _summarise_function(node, scope.cls is not None, [], [], [])
+        info = _summarise_function(node, scope.cls is not None, [], [], ModuleWalk())
         store[key] = (info, node)
         return store[key]
 

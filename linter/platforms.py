@@ -35,12 +35,6 @@ PLATFORM_WORDS = {
 _NOT_IN_NAMES = {"cuda", "cpu"}
 NAME_WORDS = {w: p for w, p in PLATFORM_WORDS.items() if w not in _NOT_IN_NAMES}
 
-# A file with none of these (a predicate or a quoted platform word) has no platform test.
-_WORDS = "|".join(sorted(PLATFORM_WORDS))
-_QUOTED = "|".join(sorted(NAME_WORDS))
-# Two patterns: the first has a literal prefix, which `re` finds several times faster.
-_PREDICATE_HINT = re.compile(rf"is_(?:{_WORDS})\b".encode())
-_QUOTED_HINT = re.compile(rf"[\"'](?:{_QUOTED})[\"']".encode())
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
@@ -103,12 +97,13 @@ def test_platform(node) -> tuple | None:
     each None or (platforms, negated), "the platform is (negated: is not) one of these".
     Reads predicates (`is_npu()`, `_is_hip`, `self.is_npu`, `current_platform.is_rocm()`),
     comparisons with a platform word (`device == "npu"`), `not`, and `and`/`or` of those."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+    kind = type(node)  # exact tests: the parser makes no subclasses of these
+    if kind is ast.UnaryOp and type(node.op) is ast.Not:
         inner = test_platform(node.operand)
         return (inner[1], inner[0]) if inner else None
-    if isinstance(node, ast.BoolOp):
+    if kind is ast.BoolOp:
         parts = [test_platform(v) for v in node.values]
-        if isinstance(node.op, ast.And):
+        if type(node.op) is ast.And:
             # The body needs every conjunct: the first that names a platform holds there.
             body = next((p[0] for p in parts if p and p[0]), None)
             return (body, None) if body else None
@@ -116,18 +111,19 @@ def test_platform(node) -> tuple | None:
             words = frozenset().union(*(p[0][0] for p in parts))
             return ((words, False), (words, True))
         return None
-    if isinstance(node, ast.Call) and not node.args:
+    if kind is ast.Call and not node.args:
         node = node.func
-    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        kind = type(node)
+    name = node.id if kind is ast.Name else node.attr if kind is ast.Attribute else None
     if name is not None:
         plat = predicate_platform(name)
         return ((frozenset([plat]), False), (frozenset([plat]), True)) if plat else None
-    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+    if kind is ast.Compare and len(node.ops) == 1 and type(node.ops[0]) in (ast.Eq, ast.NotEq):
         for side in (node.left, node.comparators[0]):
-            if isinstance(side, ast.Constant) and isinstance(side.value, str) and side.value in NAME_WORDS:
+            if type(side) is ast.Constant and type(side.value) is str and side.value in NAME_WORDS:
                 fact = (frozenset([NAME_WORDS[side.value]]), False)
                 neg = (fact[0], True)
-                return (fact, neg) if isinstance(node.ops[0], ast.Eq) else (neg, fact)
+                return (fact, neg) if type(node.ops[0]) is ast.Eq else (neg, fact)
     return None
 
 
@@ -167,12 +163,6 @@ def _gates_of(stmt, end: int) -> list:
 
 def _plain(fact: tuple) -> tuple:
     return (tuple(sorted(fact[0])), fact[1])
-
-
-def mentions_platform_test(source: str | bytes) -> bool:
-    """Whether a file may hold a platform test at all (a predicate or a quoted platform word)."""
-    data = source if isinstance(source, bytes) else source.encode()
-    return _PREDICATE_HINT.search(data) is not None or _QUOTED_HINT.search(data) is not None
 
 
 def add_platform_gates(tree: ast.Module, summary) -> None:

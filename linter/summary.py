@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 from .deepstack import call_deep
 from .guards import OPAQUE, Guard, exits, falsy_defaults, guards_in_use, split_test
-from .platforms import add_platform_gates, mentions_platform_test
+from .platforms import add_platform_gates, test_platform
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
@@ -357,14 +357,27 @@ def _handler(cls: type):
     return handler
 
 
+class ModuleWalk:
+    """What the walks of one module's functions gather for the whole module."""
+
+    __slots__ = ("chains", "platform_tested")
+
+    def __init__(self) -> None:
+        self.chains: list[tuple[str, str]] = []  # (a, b) of every `<expr>.a.b` load
+        # Some `if` or `assert` in a function or at module level tests the platform
+        # (platforms.test_platform): only then has the module platform gates to record.
+        self.platform_tested = False
+
+
 class _FunctionWalker(ast.NodeVisitor):
     """Walks one function body (not nested defs or classes) collecting bindings, probes and calls."""
 
     def __init__(self, self_name: str | None, imports: list[Import] | None = None,
-                 chains: list[tuple[str, str]] | None = None):
+                 module: ModuleWalk | None = None):
         self.self_name = self_name
         self.imports = imports if imports is not None else []
-        self.chains = chains if chains is not None else []  # (a, b) of every `<expr>.a.b` load, module-wide
+        self.module = module if module is not None else ModuleWalk()
+        self.chains = self.module.chains
         self.locals: dict[str, list[tuple]] = {}
         self.hooks: set[str] = set()  # locals bound by `getattr(obj, "name", ...)`
         self.self_attrs: dict[str, list[tuple]] = {}
@@ -622,6 +635,8 @@ class _FunctionWalker(ast.NodeVisitor):
     # --- dominating flag tests (linter/guards.py) ---------------------------------------------
     def visit_If(self, node: ast.If) -> None:
         self._if_gates(node)
+        if not self.module.platform_tested and test_platform(node.test):
+            self.module.platform_tested = True
         self.visit(node.test)
         outer = self.block_end
         holds: list = []
@@ -645,6 +660,8 @@ class _FunctionWalker(ast.NodeVisitor):
             self.guards.extend(Guard(r, p, end + 1, outer) for r, p in fails)
 
     def visit_Assert(self, node: ast.Assert) -> None:
+        if not self.module.platform_tested and test_platform(node.test):
+            self.module.platform_tested = True
         self.gates.extend((node.lineno + 1, -2, k) for k in model_tests(node.test))
         end = node.end_lineno or node.lineno
         if self.block_end > end:
@@ -970,13 +987,13 @@ def _params(args: ast.arguments) -> tuple[Param, ...]:
 
 
 def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: bool,
-                        pending: list, imports: list[Import], chains: list) -> FunctionInfo:
+                        pending: list, imports: list[Import], module: ModuleWalk) -> FunctionInfo:
     decorators = tuple(_decorator_name(d) for d in node.decorator_list)
     params = _params(node.args)
     self_name = None
     if in_class and "staticmethod" not in decorators and params and params[0].kind <= POSITIONAL_OR_KEYWORD:
         self_name = params[0].name
-    walker = _FunctionWalker(self_name, imports, chains)
+    walker = _FunctionWalker(self_name, imports, module)
     walker.block_end = node.end_lineno or node.lineno
     for stmt in node.body:
         walker.visit(stmt)
@@ -1054,7 +1071,7 @@ def _after_overloads(previous: FunctionInfo | None, fn: FunctionInfo) -> None:
 
 
 def _summarise_class(node: ast.ClassDef, prefix: str, classes: dict[str, ClassInfo], pending: list,
-                     imports: list[Import], chains: list) -> None:
+                     imports: list[Import], module: ModuleWalk) -> None:
     name = f"{prefix}{node.name}"
     info = ClassInfo(
         name=name, line=node.lineno, col=node.col_offset, end_line=node.end_lineno or node.lineno,
@@ -1065,7 +1082,7 @@ def _summarise_class(node: ast.ClassDef, prefix: str, classes: dict[str, ClassIn
     falsy: dict[str, None] = {}
     for stmt in _flatten(node.body):
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            fn = _summarise_function(stmt, True, pending, imports, chains)
+            fn = _summarise_function(stmt, True, pending, imports, module)
             previous = info.methods.get(stmt.name)
             # A property setter or an overload must not hide the real definition's signature.
             if previous is None or not any(d.endswith((".setter", ".deleter", "overload"))
@@ -1075,7 +1092,7 @@ def _summarise_class(node: ast.ClassDef, prefix: str, classes: dict[str, ClassIn
             elif any(d.endswith("overload") for d in fn.decorators):
                 previous.returns = _union(previous.returns, fn.returns)  # the stub kept answers for this one too
         elif isinstance(stmt, ast.ClassDef):
-            _summarise_class(stmt, f"{name}.", classes, pending, imports, chains)
+            _summarise_class(stmt, f"{name}.", classes, pending, imports, module)
             info.attrs[stmt.name] = ClassAttr(stmt.lineno, None, ("name", stmt.name))
             _class_falsy(falsy, stmt.name, None)
         elif isinstance(stmt, ast.Assign):
@@ -1123,13 +1140,14 @@ def summarise_source(source: str | bytes, filename: str = "<unknown>") -> Module
         n_lines = source.count(b"\n") + (0 if source.endswith(b"\n") or not source else 1)
     else:
         n_lines = source.count("\n") + (0 if source.endswith("\n") or not source else 1)
-    summary = call_deep(summarise_tree, tree, n_lines)  # valid code nested as deep as CPython compiles
-    if mentions_platform_test(source):  # a scan of the bytes spares the statement walk in most files
+    module = ModuleWalk()
+    summary = call_deep(summarise_tree, tree, n_lines, module)  # valid code nested as deep as CPython compiles
+    if module.platform_tested:  # most modules test no platform: no second walk over their statements
         call_deep(add_platform_gates, tree, summary)
     return summary
 
 
-def summarise_tree(tree: ast.Module, n_lines: int) -> ModuleSummary:
+def summarise_tree(tree: ast.Module, n_lines: int, module: ModuleWalk | None = None) -> ModuleSummary:
     imports: list[Import] = []
     classes: dict[str, ClassInfo] = {}
     functions: dict[str, FunctionInfo] = {}
@@ -1137,14 +1155,15 @@ def summarise_tree(tree: ast.Module, n_lines: int) -> ModuleSummary:
     dunder_all = None
     unguarded: list[int] = []
 
-    chains: list[tuple[str, str]] = []
-    top_walker = _FunctionWalker(None, imports, chains)
+    module = module if module is not None else ModuleWalk()
+    chains = module.chains
+    top_walker = _FunctionWalker(None, imports, module)
     for stmt in tree.body:
         for node in _definitions_in(stmt):
             if isinstance(node, ast.ClassDef):
-                _summarise_class(node, "", classes, pending, imports, chains)
+                _summarise_class(node, "", classes, pending, imports, module)
             else:
-                fn = _summarise_function(node, False, pending, imports, chains)
+                fn = _summarise_function(node, False, pending, imports, module)
                 _after_overloads(functions.get(node.name), fn)
                 functions[node.name] = fn
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -1161,7 +1180,7 @@ def summarise_tree(tree: ast.Module, n_lines: int) -> ModuleSummary:
     while pending:
         node = pending.pop()
         if isinstance(node, ast.ClassDef) and node.name not in classes:
-            _summarise_class(node, "", classes, pending, imports, chains)
+            _summarise_class(node, "", classes, pending, imports, module)
 
     module_names = {imp.local for imp in imports if imp.name is None}
     module_names.add("super")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from attn_lint.linter.summary import summarise_source
 
 from conftest import lint, write_tree
@@ -278,3 +280,45 @@ def test_one_walk_gives_each_function_the_gates_of_its_own_scan():
         (20, 20, ("npu",), False), (35, 35, ("hip",), False))
     assert summary.classes["Backend"].methods["forward"].platform_gates == (
         (42, 42, ("npu",), False), (43, 44, ("npu",), True), (44, 44, ("hip",), False), (47, 47, ("npu",), True))
+
+
+@pytest.mark.parametrize("source", [
+    # one platform test, in each place the statement walk records gates from
+    "def f(device):\n    if device == 'npu':\n        return 1\n    return 2\n",
+    "def f():\n    assert not is_hip()\n    return 2\n",
+    "if _is_npu:\n    X = 1\n",
+    "class A:\n    def m(self):\n        def inner():\n            if self.is_xpu:\n                return 1\n        return inner\n",
+    "def outer():\n    class Local:\n        def m(self):\n            if is_npu() and flag:\n                return 1\n    return Local\n",
+])
+def test_the_summary_walk_finds_every_platform_test_it_records_gates_for(source):
+    """The per-file pass walks a module's statements for platform gates only where its summary
+    walk met a platform test (no byte scan of every file first): what it gives equals the
+    statement walk run unconditionally."""
+    import ast
+
+    from attn_lint.linter.platforms import add_platform_gates
+    from attn_lint.linter.summary import ModuleWalk, summarise_tree
+
+    module = ModuleWalk()
+    summary = summarise_source(source)
+    assert summarise_tree(ast.parse(source), summary.lines, module) is not None and module.platform_tested
+    forced = summarise_tree(ast.parse(source), summary.lines)
+    add_platform_gates(ast.parse(source), forced)
+    gates = [summary.toplevel.platform_gates] + [f.platform_gates for f in summary.functions.values()] + [
+        m.platform_gates for c in summary.classes.values() for m in c.methods.values()]
+    assert any(gates)
+    assert gates == [forced.toplevel.platform_gates] + [f.platform_gates for f in forced.functions.values()] + [
+        m.platform_gates for c in forced.classes.values() for m in c.methods.values()]
+
+
+def test_a_module_that_names_a_platform_without_testing_it_has_no_gates_and_no_second_walk():
+    import ast
+
+    from attn_lint.linter.summary import ModuleWalk, summarise_tree
+
+    source = ("from x import is_npu\nDEVICE = 'npu'\n\ndef f(d):\n    use = is_npu()\n"
+              "    return [d == 'npu' for _ in range(2)]\n")
+    module = ModuleWalk()
+    summarise_tree(ast.parse(source), 6, module)
+    assert not module.platform_tested
+    assert not summarise_source(source).functions["f"].platform_gates
