@@ -357,6 +357,21 @@ def _handler(cls: type):
     return handler
 
 
+def _visit_each(walker: "_FunctionWalker", nodes: list) -> None:
+    """Visit each of `nodes`: one table lookup per node picks its handler, and leaves (names,
+    constants, operators) cost no call at all."""
+    handlers = _HANDLERS
+    for node in nodes:
+        handler = handlers.get(type(node), _UNSEEN)
+        if handler is None:
+            continue
+        if handler is _UNSEEN:
+            handler = _handler(type(node))
+            if handler is None:
+                continue
+        handler(walker, node)
+
+
 class ModuleWalk:
     """What the walks of one module's functions gather for the whole module."""
 
@@ -409,33 +424,15 @@ class _FunctionWalker(ast.NodeVisitor):
             handler(self, node)
 
     def generic_visit(self, node: ast.AST) -> None:
-        handlers = _HANDLERS
         fields = _CHILD_FIELDS.get(type(node))
         if fields is None:
             fields = _child_fields(type(node))
         for name in fields:
             value = getattr(node, name, None)
-            if value is None:
-                continue
             if type(value) is list:
-                for item in value:
-                    handler = handlers.get(type(item), _UNSEEN)
-                    if handler is None:
-                        continue
-                    if handler is _UNSEEN:
-                        handler = _handler(type(item))
-                        if handler is None:
-                            continue
-                    handler(self, item)
-            else:
-                handler = handlers.get(type(value), _UNSEEN)
-                if handler is None:
-                    continue
-                if handler is _UNSEEN:
-                    handler = _handler(type(value))
-                    if handler is None:
-                        continue
-                handler(self, value)
+                _visit_each(self, value)
+            elif value is not None:
+                self.visit(value)
 
     # --- expressions -> refs -------------------------------------------------------------
     def ref(self, node: ast.expr | None, depth: int = 0) -> tuple | None:
@@ -738,13 +735,7 @@ class _FunctionWalker(ast.NodeVisitor):
         self.visit(node.value)
 
     def visit_Expr(self, node: ast.Expr) -> None:
-        value = node.value
-        handler = _HANDLERS.get(type(value), _UNSEEN)
-        if handler is not None:
-            if handler is _UNSEEN:
-                self.visit(value)
-            else:
-                handler(self, value)
+        self.visit(node.value)
 
     def visit_Call(self, node: ast.Call) -> None:
         # The hottest handler (one call in six nodes): exact type tests, no isinstance chains.
@@ -822,29 +813,12 @@ class _FunctionWalker(ast.NodeVisitor):
                     tuple(None if type(a) is ast.Starred else self.ref(a) for a in args),
                     tuple((kw.arg, self.ref(kw.value)) for kw in keywords if kw.arg),
                     star or dstar))
-        # The children's handlers inline: most are names and constants (no handler, no call).
-        handlers = _HANDLERS
-        handler = handlers.get(type(func), _UNSEEN)
-        if handler is not None:
-            if handler is _UNSEEN:
-                self.visit(func)
-            else:
-                handler(self, func)
-        for child in args:
-            handler = handlers.get(type(child), _UNSEEN)
-            if handler is not None:
-                if handler is _UNSEEN:
-                    self.visit(child)
-                else:
-                    handler(self, child)
-        for kw in keywords:
-            child = kw.value
-            handler = handlers.get(type(child), _UNSEEN)
-            if handler is not None:
-                if handler is _UNSEEN:
-                    self.visit(child)
-                else:
-                    handler(self, child)
+        # Most children are names and constants: no handler, no call.
+        if ftype is not ast.Name:
+            self.visit(func)
+        _visit_each(self, args)
+        if keywords:
+            _visit_each(self, [kw.value for kw in keywords])
 
 
 def _passes_construction(args: list, keywords: list) -> bool:
