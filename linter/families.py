@@ -198,12 +198,18 @@ class FamilyModel:
                     out[function_ref(module, hint.cls, hint.fn)] = frozenset(found)
         return out
 
-    def via_unwrapper(self, site_fn: FunctionInfo, scope, ref: tuple | None, wrapper: str,
-                      depth: int = 0) -> bool:
+    def via_unwrapper(self, site_fn: FunctionInfo, scope, ref: tuple | None, wrapper: str) -> bool:
         """Whether a receiver comes out of code that unwraps `wrapper`'s family."""
         structure = self.family_structure(wrapper)
         if self.unwrapping_functions.get(function_ref(scope.module, scope.cls, site_fn), frozenset()) & structure:
             return True
+        return self._unwrapped(site_fn, scope, ref, structure, 0, {})
+
+    def _unwrapped(self, site_fn: FunctionInfo, scope, ref: tuple | None, structure: frozenset[str], depth: int,
+                   memo: dict[tuple[str, int], bool]) -> bool:
+        # A local's answer at a given depth is worked out once: a long function whose locals read
+        # each other would otherwise be walked once per path through them (a million calls for
+        # 7,564 questions on one real tree).
         if ref is None or depth > 6:
             return False
         kind = ref[0]
@@ -213,9 +219,14 @@ class FamilyModel:
                 if self.unwrapping_functions.get(t, frozenset()) & structure:
                     return True
         if kind in ("attr", "sub", "iter", "getattr", "call"):
-            return self.via_unwrapper(site_fn, scope, ref[1], wrapper, depth + 1) if ref[1] else False
+            return self._unwrapped(site_fn, scope, ref[1], structure, depth + 1, memo) if ref[1] else False
         if kind == "name" and ref[1] in site_fn.locals:
-            return any(self.via_unwrapper(site_fn, scope, v, wrapper, depth + 1) for v in site_fn.locals[ref[1]])
+            key = (ref[1], depth)
+            hit = memo.get(key)
+            if hit is None:
+                hit = memo[key] = any(self._unwrapped(site_fn, scope, v, structure, depth + 1, memo)
+                                      for v in site_fn.locals[ref[1]])
+            return hit
         return False
 
     def wrapper_ancestors(self, qual: str) -> list[str]:
