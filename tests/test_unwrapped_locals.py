@@ -5,26 +5,10 @@ answered once per local and depth, not once per path through them."""
 import sys
 
 from conftest import lint, write_tree
+from small_trees import TREES
 
-_BACKENDS = '''
-class Backend:
-    def forward(self, batch):
-        raise NotImplementedError
-
-class FlashBackend(Backend):
-    def forward(self, batch):
-        return batch
-
-    def plan_chunks(self, batch):
-        self.planned = batch
-
-class HybridBackend(Backend):
-    def __init__(self, full_attn_backend: Backend):
-        self.full_attn_backend = full_attn_backend
-
-    def forward(self, batch):
-        return self.full_attn_backend.forward(batch)
-'''
+# Backend, FlashBackend (with the optional `plan_chunks`) and HybridBackend holding `full_attn_backend`.
+_BACKENDS = TREES["AL001"]["serving/backends.py"]
 
 
 def _model(start: str, layers: int = 4, width: int = 4) -> str:
