@@ -119,13 +119,15 @@ def _compute(module: str, path: str, summary: ModuleSummary) -> ModuleFacts:
     for cqual, fn in scopes_of(module, summary):
         site = None
         self_name = fn.params[0].name if cqual and fn.params else None
-        probed = {(p.member, p.receiver) for p in fn.probes}
+        probed = {(p.member, p.receiver) for p in fn.probes} if fn.probes else ()
         for probe in fn.probes:
             site = site or Site(module, cqual, fn, path)
             facts.probes.setdefault(probe.member, []).append((site, probe))
         receivers = []  # of member calls: where `self` attributes are read as receivers
         for call in fn.calls:
-            target = member_target(fn, call.func)
+            func = call.func
+            # (member_target, with its commonest case first)
+            target = (func[1], func[2], "call") if func[0] == "attr" else member_target(fn, func)
             if target is None:
                 continue
             receivers.append(target[0])
