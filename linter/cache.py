@@ -13,9 +13,10 @@ never leaves a half-written entry.
 
 An entry is plain data (codec.py) in `marshal` form behind a header: a magic number and a keyed
 digest of the entry's name and payload. A pack holds summary entries exactly as their own files
-would, one after another, behind its index (a sealed entry of its own: digest, offset, length). Nothing is ever unpickled, and an entry is decoded only
-when its digest matches, so a damaged, truncated, renamed or planted entry, a FIFO or anything
-but a regular file is a miss: the run parses again and never fails or serves it.
+would, one after another, behind its index (a sealed entry of its own: digest, offset, length).
+Nothing is ever unpickled, and an entry is decoded only when its digest matches, so a damaged,
+truncated, renamed or planted entry, a FIFO or anything but a regular file is a miss: the run
+parses again and never fails or serves it.
 """
 
 from __future__ import annotations

@@ -223,13 +223,17 @@ class _Folder:
         self._prefix: tuple[str, ...] | None = None
         self._real: str | None = None
 
-    def module(self, name: str) -> str:
-        if self._prefix is None:
+    def _package(self) -> tuple[str, ...]:
+        if self._prefix is None:  # (also finds the import root, kept in roots_cache)
             self._prefix = _module_prefix(self.path, self.roots_cache, self.top)
+        return self._prefix
+
+    def module(self, name: str) -> str:
         stem = name.rsplit(".", 1)[0]
-        return ".".join(self._prefix + ((stem,) if stem != "__init__" else ())) or stem
+        return ".".join(self._package() + ((stem,) if stem != "__init__" else ())) or stem
 
     def root(self) -> str:
+        self._package()
         return self.roots_cache.get((self.path, self.top), "")
 
     def real(self) -> str:
@@ -265,8 +269,7 @@ def _add_entry(files, seen, folder: _Folder, entry: os.DirEntry, full: str, disp
         errors.append(FileError(display, "unreadable", NOT_REGULAR))
         return
     if _first_sight(seen, full, os.path.realpath(full) if is_link else os.path.join(folder.real(), entry.name)):
-        module = folder.module(entry.name)
-        files.append(SourceFile(full, display, module, folder.root()))
+        files.append(SourceFile(full, display, folder.module(entry.name), folder.root()))
 
 
 def path_within(path: str, base: str, fallback: str) -> str:

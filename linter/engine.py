@@ -246,7 +246,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     if _astroid_aside(settings, cache, len(todo)):
         child.open()  # before the parse, while this process is small (astroid_aside.py)
     _parse_all(todo, settings, cache, parsed, read_failures, early_facts, progress, late,
-               on_start=lambda: _warm_up(settings, aside=bool(child.pid)), stats=seen)
+               on_start=lambda: _warm_up(settings, aside=bool(child.pid)), seen=seen)
     late.start()
     for path in todo:
         if path in parsed:
@@ -356,7 +356,6 @@ def _astroid_aside(settings: Settings, cache: Cache, n_parsed: int) -> bool:
             and (settings.jobs or os.cpu_count() or 1) > 1)
 
 
-
 def _warm_up(settings: Settings, aside: bool) -> None:
     """What the tree passes need, loaded in the parent while the pool's workers parse their first
     files: the analysis modules and rules, and astroid's model of the builtins (which a query would
@@ -375,7 +374,7 @@ def _display(files: list[SourceFile], path: str) -> str:
 
 def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict, failures: dict,
                on_result=None, progress=_no_progress, late: _LateWrites | None = None,
-               on_start=None, stats: dict | None = None) -> None:
+               on_start=None, seen: dict | None = None) -> None:
     if not paths:
         return
     total = len(paths)
@@ -383,8 +382,8 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
     pooled = jobs > 1 and len(paths) >= PARALLEL_THRESHOLD
     if pooled:
         # Largest files first, in small chunks: no worker is left alone with a big file at the end.
-        # (the sizes the stat pass took, where it took them)
-        paths = sorted(paths, key=lambda p: stats[p][1] if stats and p in stats else _size(p), reverse=True)
+        # `seen`: path -> (mtime, size), what the stat pass took, where it took it.
+        paths = sorted(paths, key=lambda p: seen[p][1] if seen and p in seen else _size(p), reverse=True)
     defer = pooled and late is not None and late.open(cache)
     tasks = [(p, settings.max_file_bytes, cache.dir if cache.enabled else None, not defer) for p in paths]
     if pooled:
@@ -521,9 +520,12 @@ class _LateWrites:
             return
         self._sent.add(digest)
         name = digest.encode()
+        record = [self._HEAD.pack(len(name), len(plain)), name, plain]
         try:
-            os.writev(self._spool, [self._HEAD.pack(len(name), len(plain)), name, plain])
-        except OSError:  # a full disk: the rest are misses next time
+            whole = os.writev(self._spool, record) == sum(map(len, record))
+        except OSError:
+            whole = False
+        if not whole:  # a full disk: this entry and the rest are misses next time, nothing follows a cut
             os.close(self._spool)
             self._spool = -1
 

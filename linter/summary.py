@@ -392,7 +392,6 @@ class _FunctionWalker(ast.NodeVisitor):
         self.self_name = self_name
         self.imports = imports if imports is not None else []
         self.module = module if module is not None else ModuleWalk()
-        self.chains = self.module.chains
         self.locals: dict[str, list[tuple]] = {}
         self.hooks: set[str] = set()  # locals bound by `getattr(obj, "name", ...)`
         self.self_attrs: dict[str, list[tuple]] = {}
@@ -726,7 +725,7 @@ class _FunctionWalker(ast.NodeVisitor):
                     self.reads.append(node)  # kept only if a probe examines the same object
                 elif kind is ast.Attribute:
                     self.chained.add(id(value))
-                    self.chains.append((value.attr, node.attr))
+                    self.module.chains.append((value.attr, node.attr))
         value = node.value
         if type(value) is not ast.Name:  # most receivers are names: no handler, no call
             self.visit(value)

@@ -294,6 +294,33 @@ def test_the_writers_spool_keeps_what_was_whole(tmp_path):
     late.start()
 
 
+def test_a_short_write_to_the_spool_ends_it(tmp_path, monkeypatch):
+    """A full disk can cut a write short without an error: nothing is appended after the cut,
+    so the writer reads the whole entries before it and nothing misframed after."""
+    from attn_lint.linter import engine
+    from attn_lint.linter.engine import _LateWrites
+    entries = {f"{n:040x}": bytes([n]) * (100 * n + 1) for n in range(1, 5)}
+    late = _LateWrites()
+    late._spool = os.open(tmp_path / "spool", os.O_RDWR | os.O_CREAT)
+    fd = os.dup(late._spool)  # the writer's copy: the parent closes its own at the cut
+    writev = os.writev
+    calls = []
+
+    def short(fd, buffers):
+        calls.append(fd)
+        if len(calls) == 2:  # the second entry: half of it reaches the disk
+            data = b"".join(buffers)
+            return os.write(fd, data[:len(data) // 2])
+        return writev(fd, buffers)
+
+    monkeypatch.setattr(engine.os, "writev", short)
+    for digest, plain in entries.items():
+        late.add(digest, plain)
+    assert late._spool == -1 and len(calls) == 2
+    assert late._read_spool(fd) == dict(list(entries.items())[:1])
+    os.close(fd)
+
+
 def test_a_full_disk_under_the_spool_costs_entries_not_the_run(tree, tmp_path, monkeypatch):
     _pooled(monkeypatch)
     writev = os.writev

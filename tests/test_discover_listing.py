@@ -50,3 +50,23 @@ def test_exclusions_and_a_symlink_loop(tree):
     files, errors = discover([str(tree / "pkg")], exclude=("ns/deep",))
     assert "ns/deep/d.py" not in [f.display for f in files]
     assert [e.kind for e in errors if e.path == "ns/loop"] == ["symlink-loop"]
+
+
+def test_a_plain_file_costs_no_system_call_of_its_own(tmp_path, monkeypatch):
+    """The listing gives each entry's type: discovering a folder of many plain files takes a few
+    lstat calls for the folders (their real paths), none per file."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    for n in range(60):
+        (pkg / f"m{n}.py").write_text("x = 1\n")
+    calls = []
+    lstat = os.lstat
+
+    def counted(path, *args, **kwargs):
+        calls.append(path)
+        return lstat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", counted)
+    files, errors = discover([str(pkg)])
+    assert len(files) == 60 and not errors
+    assert len(calls) < 20, calls
