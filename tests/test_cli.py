@@ -357,3 +357,19 @@ def test_paths_within_agrees_with_path_within(tmp_path):
     within = paths_within(base)
     for path in paths + paths:  # twice: the second time from its memo
         assert within(path, "FALLBACK") == path_within(path, base, "FALLBACK"), path
+
+
+def test_paths_within_remembers_folders_outside_the_base(tmp_path, monkeypatch):
+    """A tree analysed from outside it (the usual CI layout: attn-lint run from a checkout's
+    parent, or on an absolute path) asks relpath once per folder too, not once per file."""
+    import os
+
+    from attn_lint.linter.discover import paths_within
+    calls = []
+    real = os.path.relpath
+    monkeypatch.setattr(os.path, "relpath", lambda *a: calls.append(a) or real(*a))
+    within = paths_within(str(tmp_path / "elsewhere"))
+    tree = tmp_path / "tree"
+    paths = [str(tree / "pkg" / f"m{i}.py") for i in range(50)] + [str(tree / f"t{i}.py") for i in range(50)]
+    assert [within(p, p) for p in paths] == paths
+    assert len(calls) == 2
