@@ -335,21 +335,29 @@ class PassedValues:
         if not lines or fn.end_line > len(lines):
             return None
         text = b"".join(lines[fn.line - 1:fn.end_line]).decode("utf-8", "replace")
-        # An indented method parses inside a block; the offset keeps the file's line numbers.
+        # An indented method parses inside a block. Blank lines in front put every node on its
+        # line in the file, without a second walk over the nodes to move them there.
+        head = "if True:\n" if text[:1] in " \t" else ""
+        blank = max(fn.line - (2 if head else 1), 0)
         try:
-            tree = ast.parse("if True:\n" + text if text[:1] in " \t" else text)
+            tree = ast.parse("\n" * blank + head + text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-        node = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                     and n.name == fn.name), None)
+        node = tree.body[0] if tree.body else None
+        if head and type(node) is ast.If:
+            node = node.body[0] if node.body else None
+        if not (type(node) in (ast.FunctionDef, ast.AsyncFunctionDef) and node.name == fn.name):
+            node = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                         and n.name == fn.name), None)
         if node is None:
             return None
         shift = fn.line - node.lineno
-        for n in ast.walk(node):
-            if hasattr(n, "lineno"):
-                n.lineno += shift
-                if getattr(n, "end_lineno", None) is not None:
-                    n.end_lineno += shift
+        if shift:  # an indented `def` on the file's first line: no room for the `if True:`
+            for n in ast.walk(node):
+                if hasattr(n, "lineno"):
+                    n.lineno += shift
+                    if getattr(n, "end_lineno", None) is not None:
+                        n.end_lineno += shift
         info = _summarise_function(node, scope.cls is not None, [], [], ModuleWalk())
         store[key] = (info, node)
         return store[key]
