@@ -375,10 +375,11 @@ def _visit_each(walker: "_FunctionWalker", nodes: list) -> None:
 class ModuleWalk:
     """What the walks of one module's functions gather for the whole module."""
 
-    __slots__ = ("chains", "platform_tested")
+    __slots__ = ("chains", "platform_tested", "keywords")
 
     def __init__(self) -> None:
         self.chains: list[tuple[str, str]] = []  # (a, b) of every `<expr>.a.b` load
+        self.keywords: set[str] = set()  # every keyword any call passes (slots filled: slot_reads)
         # Some `if` or `assert` in a function or at module level tests the platform
         # (platforms.test_platform): only then has the module platform gates to record.
         self.platform_tested = False
@@ -397,7 +398,7 @@ class _FunctionWalker(ast.NodeVisitor):
         self.self_attrs: dict[str, list[tuple]] = {}
         self.falsy_stores: list[tuple[str, int]] = []
         self.other_stores: set[str] = set()
-        self.calls: list[CallSite] = []
+        self.calls: list[CallSite | ast.Call] = []  # a plain call of a non-local: its node (_call_sites)
         self.probes: list[Probe] = []
         self.constructions: list[tuple] = []
         self.return_values: list[tuple] = []
@@ -775,29 +776,18 @@ class _FunctionWalker(ast.NodeVisitor):
                     callee = inner
             last = ""
         if callee is not None:
-            n_pos, star = 0, False
-            for arg in args:
-                if type(arg) is ast.Starred:
-                    value = arg.value
-                    if type(value) in (ast.Tuple, ast.List) and not any(
-                            type(e) is ast.Starred for e in value.elts):
-                        n_pos += len(value.elts)
-                    else:
-                        star = True
-                else:
-                    n_pos += 1
-            kws, dstar = [], False
-            for kw in keywords:
-                if kw.arg is None:
-                    value = kw.value
-                    if type(value) is ast.Dict and all(
-                            k is not None and _str_arg(k) is not None for k in value.keys):
-                        kws.extend(_str_arg(k) for k in value.keys)
-                    else:
-                        dstar = True
-                else:
-                    kws.append(kw.arg)
-            self.calls.append(_new(CallSite, (node.lineno, node.col_offset, callee, n_pos, tuple(kws), star, dstar)))
+            kws, dstar = _keywords(keywords) if keywords else (_NO_KEYWORDS, False)
+            if kws:
+                self.module.keywords.update(kws)
+            if ftype is ast.Name and fid not in self.locals:
+                # Most calls of a plain name (`len(x)`, `Batch(...)`) are of no local, and the
+                # summary keeps only calls of locals: the record is made at the end, if the name
+                # became a local after all (`_call_sites`).
+                self.calls.append(node)
+                star = None
+            else:
+                n_pos, star = _positional(args)
+                self.calls.append(_new(CallSite, (node.lineno, node.col_offset, callee, n_pos, kws, star, dstar)))
             constructed = None
             if last == "__init__" and type(func.value) is ast.Call and type(func.value.func) is ast.Name \
                     and func.value.func.id == "super":
@@ -807,6 +797,8 @@ class _FunctionWalker(ast.NodeVisitor):
                 name = dotted(func)
                 constructed = ("name", name) if name else callee
             if constructed is not None:
+                if star is None:
+                    star = _positional(args)[1]
                 self.constructions.append((
                     constructed,
                     tuple(None if type(a) is ast.Starred else self.ref(a) for a in args),
@@ -818,6 +810,56 @@ class _FunctionWalker(ast.NodeVisitor):
         _visit_each(self, args)
         if keywords:
             _visit_each(self, [kw.value for kw in keywords])
+
+
+_NO_KEYWORDS: tuple = ()
+
+
+def _positional(args: list) -> tuple[int, bool]:
+    """(how many positional arguments a call passes, whether a `*iterable` leaves it open)."""
+    n_pos, star = 0, False
+    for arg in args:
+        if type(arg) is ast.Starred:
+            value = arg.value
+            if type(value) in _SEQUENCES and not any(type(e) is ast.Starred for e in value.elts):
+                n_pos += len(value.elts)
+            else:
+                star = True
+        else:
+            n_pos += 1
+    return n_pos, star
+
+
+def _keywords(keywords: list) -> tuple[tuple[str, ...], bool]:
+    """(the keywords a call passes, `**{"k": ...}` displays included; whether a `**mapping`
+    leaves them open)."""
+    kws, dstar = [], False
+    for kw in keywords:
+        if kw.arg is None:
+            value = kw.value
+            if type(value) is ast.Dict and all(k is not None and _str_arg(k) is not None for k in value.keys):
+                kws.extend(_str_arg(k) for k in value.keys)
+            else:
+                dstar = True
+        else:
+            kws.append(kw.arg)
+    return tuple(kws), dstar
+
+
+def _call_sites(walker: "_FunctionWalker") -> list[CallSite]:
+    """The walker's calls as records, in order: a call of a plain name that is no local of the
+    function (visit_Call left its node) is dropped, as _prune would drop its record."""
+    local = walker.locals
+    out = []
+    for call in walker.calls:
+        if type(call) is ast.Call:
+            if call.func.id not in local:
+                continue
+            n_pos, star = _positional(call.args)
+            kws, dstar = _keywords(call.keywords) if call.keywords else (_NO_KEYWORDS, False)
+            call = _new(CallSite, (call.lineno, call.col_offset, ("name", call.func.id), n_pos, kws, star, dstar))
+        out.append(call)
+    return out
 
 
 def _passes_construction(args: list, keywords: list) -> bool:
@@ -861,7 +903,8 @@ def _bound_value(value: ast.expr | None, annotation: ast.expr | None) -> tuple |
 
 def _local_calls_bound(walker: _FunctionWalker, body: list[ast.stmt]) -> list[CallSite]:
     """The walker's calls, a call of a `getattr`-bound local bound to the bindings that reach it."""
-    return bind_local_calls(walker.calls, body, walker.hooks, _bound_value) if walker.hooks else walker.calls
+    calls = _call_sites(walker)
+    return bind_local_calls(calls, body, walker.hooks, _bound_value) if walker.hooks else calls
 
 
 def model_tests(test: ast.expr, depth: int = 0) -> list[tuple]:
@@ -1159,11 +1202,9 @@ def summarise_tree(tree: ast.Module, n_lines: int, module: ModuleWalk | None = N
     module_names.add("super")
     # Calls of names this module imports or defines: who calls a function, for model_reach.
     callable_names = {imp.local for imp in imports if imp.name is not None} | set(functions) | set(classes)
-    filled: set[str] = {kw for call in top_walker.calls for kw in call.keywords}  # slots filled
+    filled = set(module.keywords)  # slots filled: keywords passed (`Batch(slot=x)`), attributes set
     for fn in _all_functions(functions, classes):
         filled.update(fn.self_attrs)
-        for call in fn.calls:  # before pruning drops the calls of plain names (`Batch(slot=x)`)
-            filled.update(call.keywords)
         _prune(fn, module_names)
         fn.gates = tuple(g for g in fn.gates if len(g) == 3 or g[0] in callable_names)
 

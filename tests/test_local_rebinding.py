@@ -146,3 +146,21 @@ def test_a_dict_display_with_double_star_in_the_call(tmp_path):
     root = write_tree(tmp_path, {"pkg/m.py": 'def f(b, d):\n    g = getattr(b, "x", None)\n    return g({**d, "a": 1})\n'})
     result = lint(root)
     assert result.errors == [] and result.findings == []
+
+
+def test_a_call_before_the_names_first_binding_is_recorded_whole():
+    """A plain name's call is recorded only if the name is a local of the function; a loop can
+    bind it after the call (the walk decides at the function's end, not where the call is)."""
+    summary = summarise_source("""
+def f(items, obj):
+    for x in items:
+        if x:
+            hook(x, *[1, 2], key=3, **{"k": 4})
+        hook = getattr(obj, "plan", None)
+    report(items, size=1)
+    return obj.size.total
+""")
+    calls = summary.functions["f"].calls
+    assert [(c.line, c.func, c.n_positional, c.keywords, c.star, c.double_star) for c in calls] == [
+        (5, _g("obj", "plan"), 3, ("key", "k"), False, False)]  # `report(...)`: no local, not kept
+    assert ("size", "total") in summary.slot_reads  # its keyword still counts as a slot filled
