@@ -30,7 +30,7 @@ from .platforms import add_platform_gates, test_platform
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 22
+SUMMARY_VERSION = 23
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -792,7 +792,7 @@ class _FunctionWalker(ast.NodeVisitor):
             if last == "__init__" and type(func.value) is ast.Call and type(func.value.func) is ast.Name \
                     and func.value.func.id == "super":
                 constructed = ("super",)  # how a subclass constructs its base, recorded like a call
-            elif (last[:1].isupper() and (args or keywords)) or _passes_construction(args, keywords) \
+            elif (_class_like(last) and (args or keywords)) or _passes_construction(args, keywords) \
                     or (ftype is ast.Name and _names_a_class(self.locals.get(last))):
                 name = dotted(func)
                 constructed = ("name", name) if name else callee
@@ -862,22 +862,27 @@ def _call_sites(walker: "_FunctionWalker") -> list[CallSite]:
     return out
 
 
+def _class_like(name: str) -> bool:
+    """A class name by convention: capitalised, after any leading underscores (`_Stage`)."""
+    return name.lstrip("_")[:1].isupper()
+
+
 def _passes_construction(args: list, keywords: list) -> bool:
     """A call handing a freshly built object (`wrap(runner, Split(...))`) to a function: recorded
     like a construction, so that what a function's parameter is given can be followed to the
     objects built for it (families.FamilyModel._given)."""
     for value in args:
-        if type(value) is ast.Call and _callee_name(value.func)[:1].isupper():
+        if type(value) is ast.Call and _class_like(_callee_name(value.func)):
             return True
     for kw in keywords:
-        if type(kw.value) is ast.Call and _callee_name(kw.value.func)[:1].isupper():
+        if type(kw.value) is ast.Call and _class_like(_callee_name(kw.value.func)):
             return True
     return False
 
 
 def _names_a_class(values: list | None) -> bool:
     """A local bound to a CamelCase name (`cls = HybridBackend`): calling it constructs."""
-    return bool(values) and any(v and v[0] == "name" and v[1][:1].isupper() for v in values)
+    return bool(values) and any(v and v[0] == "name" and _class_like(v[1]) for v in values)
 
 
 def _callee_name(func: ast.expr) -> str:
@@ -979,7 +984,7 @@ def _param_type(annotation: ast.expr | None, default: ast.expr | None) -> tuple 
     ref = type_ref(annotation)
     if default is not None and type(default) in (ast.Name, ast.Attribute):
         name = dotted(default)
-        if name and name.rsplit(".", 1)[-1][:1].isupper():
+        if name and _class_like(name.rsplit(".", 1)[-1]):
             return ("tdefault", (ref, name))
     return ref
 

@@ -182,6 +182,15 @@ def test_site_class_built_through_a_variable_is_followed_or_kept(tmp_path):
     assert _confidence(lint(tree))[("Wrapper", "hook_b")] == "medium"
 
 
+def test_a_private_layer_class_is_followed_to_its_model(tmp_path):
+    """`_BAttention(config)` is a construction too (a class name by convention after its leading
+    underscores): the probe in it is reached only from B's model."""
+    tree = _tree(tmp_path)
+    b = (tree / "pkg/models/b.py").read_text().replace("BAttention", "_BAttention")
+    (tree / "pkg/models/b.py").write_text(b)
+    assert _confidence(lint(tree))[("Wrapper", "hook_b")] == "low"
+
+
 def test_wrapper_built_through_a_class_valued_local_under_the_test(tmp_path):
     # `cls = Wrapper; ...; cls(backend)` in a builder called only under the model test.
     setup = '''
