@@ -136,10 +136,12 @@ def _opt_type(t) -> tuple | None:
 
 # --- summaries -----------------------------------------------------------------------------------
 def _enc_function(f: FunctionInfo) -> tuple:
-    return (f.name, f.line, f.col, f.end_line, tuple(map(tuple, f.params)), f.decorators, f.returns,
-            f.return_values, f.noop, f.is_async, f.locals, f.self_attrs, tuple(map(tuple, f.calls)),
-            tuple(map(tuple, f.probes)), f.constructions, f.unimplemented, f.gates,
-            tuple(map(tuple, f.guards)), f.falsy_defaults, tuple(map(tuple, f.reads)),
+    # marshal takes plain tuples only: the records are copied as such (most lists are empty).
+    return (f.name, f.line, f.col, f.end_line, tuple(map(tuple, f.params)) if f.params else (), f.decorators,
+            f.returns, f.return_values, f.noop, f.is_async, f.locals, f.self_attrs,
+            tuple(map(tuple, f.calls)) if f.calls else (), tuple(map(tuple, f.probes)) if f.probes else (),
+            f.constructions, f.unimplemented, f.gates, tuple(map(tuple, f.guards)) if f.guards else (),
+            f.falsy_defaults, tuple(map(tuple, f.reads)) if f.reads else (),
             f.platform_gates, f.checks_only, f.falsy_stores, f.other_stores)
 
 
@@ -342,12 +344,13 @@ def _own_function(t) -> FunctionInfo:
     (name, line, col, end_line, params, decorators, returns, return_values, noop, is_async, local_names,
      self_attrs, calls, probes, constructions, unimplemented, gates, guards, falsy, reads, platform_gates,
      checks_only, falsy_stores, other_stores) = t
-    return FunctionInfo(name, line, col, end_line, tuple([_new(Param, p) for p in params]), decorators, returns,
-                        return_values, noop, is_async, local_names, self_attrs,
-                        tuple([_new(CallSite, c) for c in calls]), tuple([_new(Probe, p) for p in probes]),
-                        constructions, unimplemented, gates, tuple([_new(Guard, g) for g in guards]), falsy,
-                        tuple([_new(Read, r) for r in reads]), platform_gates, checks_only, falsy_stores,
-                        other_stores)
+    return FunctionInfo(name, line, col, end_line, tuple([_new(Param, p) for p in params]) if params else (),
+                        decorators, returns, return_values, noop, is_async, local_names, self_attrs,
+                        tuple([_new(CallSite, c) for c in calls]) if calls else (),
+                        tuple([_new(Probe, p) for p in probes]) if probes else (),
+                        constructions, unimplemented, gates, tuple([_new(Guard, g) for g in guards]) if guards else (),
+                        falsy, tuple([_new(Read, r) for r in reads]) if reads else (), platform_gates, checks_only,
+                        falsy_stores, other_stores)
 
 
 def _own_class(t) -> ClassInfo:

@@ -15,7 +15,7 @@ from .resolve import Scope
 from .summary import CallSite, FunctionInfo, ModuleSummary, Probe, member_target, root_name
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen dataclass is built through object.__setattr__, field by field
 class Site:
     """Where a probe or call sits: module, enclosing class (qualified) and function."""
 
