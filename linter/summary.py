@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .deepstack import call_deep
-from .guards import OPAQUE, Guard, exits, falsy_defaults, guards_in_use, split_test
+from .guards import _FLAG_KINDS, OPAQUE, Guard, exits, falsy_defaults, guards_in_use, split_test
 from .platforms import add_platform_gates, test_platform
 from .reaching import bind_local_calls
 
@@ -647,8 +647,16 @@ class _FunctionWalker(ast.NodeVisitor):
         outer = self.block_end
         holds: list = []
         fails: list = []
-        split_test(node.test, True, self.ref, holds)
-        split_test(node.test, False, self.ref, fails)
+        test = node.test
+        kind = type(test)
+        if kind is ast.Name or kind is ast.Attribute or kind is ast.Call:  # split_test's plain case, once
+            r = self.ref(test)
+            if r is not None and r[0] in _FLAG_KINDS:
+                holds.append((r, True))
+                fails.append((r, False))
+        else:
+            split_test(test, True, self.ref, holds)
+            split_test(test, False, self.ref, fails)
         if not holds:
             holds = [(OPAQUE, True)]
         if not fails:
@@ -1151,21 +1159,25 @@ def _summarise_class(node: ast.ClassDef, prefix: str, classes: dict[str, ClassIn
     info.falsy_attrs = tuple(falsy)
 
 
-def _flatten(body: list[ast.stmt]):
+def _flatten(body: list[ast.stmt], out: list | None = None) -> list[ast.stmt]:
     """The statements of a body, with those under `if`/`try` switches (version, platform,
     `TYPE_CHECKING`, optional imports) in source order: body, handlers, else, finally."""
+    if out is None:
+        out = []
     for stmt in body:
-        if isinstance(stmt, ast.If):
-            yield from _flatten(stmt.body)
-            yield from _flatten(stmt.orelse)
-        elif isinstance(stmt, ast.Try):
-            yield from _flatten(stmt.body)
+        kind = type(stmt)
+        if kind is ast.If:
+            _flatten(stmt.body, out)
+            _flatten(stmt.orelse, out)
+        elif kind is ast.Try:
+            _flatten(stmt.body, out)
             for h in stmt.handlers:
-                yield from _flatten(h.body)
-            yield from _flatten(stmt.orelse)
-            yield from _flatten(stmt.finalbody)
+                _flatten(h.body, out)
+            _flatten(stmt.orelse, out)
+            _flatten(stmt.finalbody, out)
         else:
-            yield stmt
+            out.append(stmt)
+    return out
 
 
 def _base_ref(node: ast.expr) -> tuple | None:
@@ -1356,8 +1368,14 @@ def _prune(fn: FunctionInfo, module_names: set[str], keep_all_locals: bool = Fal
     fn.locals = {name: values for name, values in fn.locals.items() if name in closure}
 
 
-def _definitions_in(stmt: ast.stmt):
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _definitions_in(stmt: ast.stmt) -> list[ast.stmt] | tuple:
     """Top-level definitions, including those under `if TYPE_CHECKING:`/`try:` switches."""
-    for inner in _flatten([stmt]):
-        if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            yield inner
+    kind = type(stmt)
+    if kind in _DEFINITIONS:
+        return [stmt]
+    if kind is not ast.If and kind is not ast.Try:
+        return ()
+    return [inner for inner in _flatten([stmt]) if type(inner) in _DEFINITIONS]
