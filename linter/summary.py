@@ -750,6 +750,32 @@ class _FunctionWalker(ast.NodeVisitor):
         elif kind is not ast.Name:
             self.visit(value)
 
+    # The commonest containers, their child fields named (the generic walk loops over field names).
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        left, right = node.left, node.right
+        if type(left) is not ast.Name and type(left) is not ast.Constant:
+            self.visit(left)
+        if type(right) is not ast.Name and type(right) is not ast.Constant:
+            self.visit(right)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        value, index = node.value, node.slice
+        if type(value) is not ast.Name:
+            self.visit(value)
+        if type(index) is not ast.Name and type(index) is not ast.Constant:
+            self.visit(index)
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        left = node.left
+        if type(left) is not ast.Name and type(left) is not ast.Constant:
+            self.visit(left)
+        _visit_each(self, node.comparators)
+
+    def visit_Tuple(self, node: ast.Tuple | ast.List) -> None:
+        _visit_each(self, node.elts)
+
+    visit_List = visit_Tuple
+
     def visit_keyword(self, node: ast.keyword) -> None:
         self.visit(node.value)
 
@@ -1244,7 +1270,8 @@ def summarise_tree(tree: ast.Module, n_lines: int, module: ModuleWalk | None = N
     for fn in _all_functions(functions, classes):
         filled.update(fn.self_attrs)
         _prune(fn, module_names)
-        fn.gates = tuple(g for g in fn.gates if len(g) == 3 or g[0] in callable_names)
+        if fn.gates:
+            fn.gates = tuple([g for g in fn.gates if len(g) == 3 or g[0] in callable_names])
 
     toplevel = FunctionInfo(
         name="<module>", line=1, col=0, end_line=n_lines, params=(), decorators=(), returns=None,
