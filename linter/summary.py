@@ -776,6 +776,21 @@ class _FunctionWalker(ast.NodeVisitor):
 
     visit_List = visit_Tuple
 
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> None:
+        operand = node.operand
+        if type(operand) is not ast.Name and type(operand) is not ast.Constant:
+            self.visit(operand)
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
+        _visit_each(self, node.values)
+
+    def visit_FormattedValue(self, node: ast.FormattedValue) -> None:
+        value = node.value
+        if type(value) is not ast.Name:
+            self.visit(value)
+        if node.format_spec is not None:
+            self.visit(node.format_spec)
+
     def visit_keyword(self, node: ast.keyword) -> None:
         self.visit(node.value)
 
