@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .deepstack import call_deep
-from .guards import _FLAG_KINDS, OPAQUE, Guard, exits, falsy_defaults, guards_in_use, split_test
+from .guards import FLAG_KINDS, OPAQUE, Guard, exits, falsy_defaults, guards_in_use, split_test
 from .platforms import add_platform_gates, test_platform
 from .reaching import bind_local_calls
 
@@ -651,7 +651,7 @@ class _FunctionWalker(ast.NodeVisitor):
         kind = type(test)
         if kind is ast.Name or kind is ast.Attribute or kind is ast.Call:  # split_test's plain case, once
             r = self.ref(test)
-            if r is not None and r[0] in _FLAG_KINDS:
+            if r is not None and r[0] in FLAG_KINDS:
                 holds.append((r, True))
                 fails.append((r, False))
         else:
