@@ -532,7 +532,11 @@ class _FunctionWalker(ast.NodeVisitor):
         attr = self._own_attr(node.target)
         if attr is not None:
             self.other_stores.add(attr)
-        self.generic_visit(node)
+        if type(node.target) is not ast.Name:
+            self.visit(node.target)
+        value = node.value
+        if type(value) is not ast.Name and type(value) is not ast.Constant:
+            self.visit(value)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         self._note_falsy(node.target, node.value, node.lineno)
@@ -775,6 +779,16 @@ class _FunctionWalker(ast.NodeVisitor):
         _visit_each(self, node.elts)
 
     visit_List = visit_Tuple
+
+    def visit_Dict(self, node: ast.Dict) -> None:
+        _visit_each(self, node.keys)  # a `**mapping` entry's key is None, which the walk skips
+        _visit_each(self, node.values)
+
+    def visit_Raise(self, node: ast.Raise) -> None:
+        if node.exc is not None:
+            self.visit(node.exc)
+        if node.cause is not None:
+            self.visit(node.cause)
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> None:
         operand = node.operand
