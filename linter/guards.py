@@ -33,7 +33,7 @@ class Guard(NamedTuple):
 # case: lines that may or may not run, with no flag to name. The empty name is no identifier.
 OPAQUE = ("name", "")
 
-FLAG_KINDS = frozenset({"name", "attr", "call"})  # the refs a test can name a flag by
+_FLAG_KINDS = frozenset({"name", "attr", "call"})
 _MAX_PARTS = 4  # an `and` of more flags than this is a configuration table, not a switch
 
 
@@ -54,8 +54,24 @@ def split_test(node: ast.expr, positive: bool, ref, out: list, depth: int = 0) -
         split_test(node.left, positive == (type(node.ops[0]) is ast.IsNot), ref, out, depth + 1)
     elif kind is ast.Name or kind is ast.Attribute or kind is ast.Call:
         r = ref(node)
-        if r is not None and r[0] in FLAG_KINDS:
+        if r is not None and r[0] in _FLAG_KINDS:
             out.append((r, positive))
+
+
+def split_both(node: ast.expr, ref) -> tuple[list, list]:
+    """split_test where `node` holds and where it fails. A plain flag (a name, an attribute, a
+    call: most `if` tests) is read once for both."""
+    kind = type(node)
+    if kind is ast.Name or kind is ast.Attribute or kind is ast.Call:
+        r = ref(node)
+        if r is not None and r[0] in _FLAG_KINDS:
+            return [(r, True)], [(r, False)]
+        return [], []
+    holds: list = []
+    fails: list = []
+    split_test(node, True, ref, holds)
+    split_test(node, False, ref, fails)
+    return holds, fails
 
 
 def falsy_defaults(args: ast.arguments) -> tuple[str, ...]:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .deepstack import call_deep
-from .guards import FLAG_KINDS, OPAQUE, Guard, exits, falsy_defaults, guards_in_use, split_test
+from .guards import OPAQUE, Guard, exits, falsy_defaults, guards_in_use, split_both, split_test
 from .platforms import add_platform_gates, test_platform
 from .reaching import bind_local_calls
 
@@ -649,18 +649,7 @@ class _FunctionWalker(ast.NodeVisitor):
             self.module.platform_tested = True
         self.visit(node.test)
         outer = self.block_end
-        holds: list = []
-        fails: list = []
-        test = node.test
-        kind = type(test)
-        if kind is ast.Name or kind is ast.Attribute or kind is ast.Call:  # split_test's plain case, once
-            r = self.ref(test)
-            if r is not None and r[0] in FLAG_KINDS:
-                holds.append((r, True))
-                fails.append((r, False))
-        else:
-            split_test(test, True, self.ref, holds)
-            split_test(test, False, self.ref, fails)
+        holds, fails = split_both(node.test, self.ref)
         if not holds:
             holds = [(OPAQUE, True)]
         if not fails:
@@ -1379,15 +1368,11 @@ def _prune(fn: FunctionInfo, module_names: set[str], keep_all_locals: bool = Fal
     never reach a method through an instance; a call through a local name is kept because the
     local may be a bound method from `getattr(obj, "hook", None)`.
     """
+    # A plain name's call is here only if the name is a local (_call_sites dropped the others).
     kept = []
     for call in fn.calls:
-        func = call.func
-        if func[0] == "name":
-            if func[1] not in fn.locals:
-                continue
-        elif root_name(func) in module_names:
-            continue
-        kept.append(call)
+        if call.func[0] == "name" or root_name(call.func) not in module_names:
+            kept.append(call)
     fn.calls = tuple(kept)
     if fn.guards:
         fn.guards = guards_in_use(fn)
