@@ -351,13 +351,8 @@ class PassedValues:
                          and n.name == fn.name), None)
         if node is None:
             return None
-        shift = fn.line - node.lineno
-        if shift:  # an indented `def` on the file's first line: no room for the `if True:`
-            for n in ast.walk(node):
-                if hasattr(n, "lineno"):
-                    n.lineno += shift
-                    if getattr(n, "end_lineno", None) is not None:
-                        n.end_lineno += shift
+        if node.lineno != fn.line:  # an indented `def` on the file's first line: no room for the `if True:`
+            ast.increment_lineno(node, fn.line - node.lineno)
         info = _summarise_function(node, scope.cls is not None, [], [], ModuleWalk())
         store[key] = (info, node)
         return store[key]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
+
 from conftest import FIXTURES, lint
 
 _CASE = FIXTURES / "passed_class_values"
@@ -86,10 +88,11 @@ def test_a_plain_functions_parameter_keeps_the_wide_answer(tmp_path):
     assert _al001(root) == [("HybridCache", "prefetch")]
 
 
-def test_a_function_read_again_from_its_text_keeps_the_files_positions(tmp_path):
+def test_a_function_read_again_from_its_text_keeps_the_files_positions(tmp_path, monkeypatch):
     """passed_values re-reads a caller's text to find a call by (line, col): every node of the
     re-read function must sit where it is in the file, for a method (parsed inside a block), a
-    decorated async method and a module-level function."""
+    decorated async method and a module-level function, straight from the parse (no second walk
+    moving the nodes)."""
     import ast
 
     from attn_lint.linter.engine import analyse
@@ -102,6 +105,7 @@ def test_a_function_read_again_from_its_text_keeps_the_files_positions(tmp_path)
     (tmp_path / "m.py").write_text(src)
     ctx = analyse([str(tmp_path)], keep_context=True).context
     passed = PassedValues(ctx.model)
+    monkeypatch.setattr(ast, "increment_lineno", lambda *a: pytest.fail("the re-read nodes were moved"))
     summary = ctx.index.modules["m"].summary
     wanted = {n.lineno: (n.col_offset, n.end_lineno) for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Call)}
     for cls, fn in (("m.Box", summary.classes["Box"].methods["fill"]),
