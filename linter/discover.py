@@ -229,8 +229,7 @@ class _Folder:
         return self._prefix
 
     def module(self, name: str) -> str:
-        stem = name.rsplit(".", 1)[0]
-        return ".".join(self._package() + ((stem,) if stem != "__init__" else ())) or stem
+        return _module_in(self._package(), name)
 
     def root(self) -> str:
         self._package()
@@ -357,11 +356,13 @@ def module_name(path: str, roots_cache: dict | None = None, top: str | None = No
     """
     cache = roots_cache if roots_cache is not None else {}
     directory, filename = os.path.split(path)
+    return _module_in(_module_prefix(directory, cache, top), filename)
+
+
+def _module_in(prefix: tuple[str, ...], filename: str) -> str:
+    """The module a file of a package folder (`prefix`) is: a package's `__init__` is the package."""
     stem = filename.rsplit(".", 1)[0]
-    parts = list(_module_prefix(directory, cache, top))
-    if stem != "__init__":
-        parts.append(stem)
-    return ".".join(parts) or stem
+    return ".".join(prefix + ((stem,) if stem != "__init__" else ())) or stem
 
 
 def _module_prefix(directory: str, cache: dict, top: str | None) -> tuple[str, ...]:
