@@ -30,7 +30,7 @@ from .platforms import add_platform_gates, test_platform
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 23
+SUMMARY_VERSION = 24
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -175,6 +175,10 @@ class ModuleSummary:
     # (slot, attr) where the module reads `<expr>.slot.attr` and also fills slots of that name
     # (`f(slot=v)`, `self.slot = v`): a module that takes a held object apart and refills the slot.
     slot_reads: tuple[tuple[str, str], ...] = ()
+    # Names bound to identifier string literals, for model tests (signals/model_reach.py): a
+    # module-level collection of them (`ARCHS = frozenset({"FooForCausalLM"})`) by its name, a
+    # class-body string (`model_type = "foo"`) as "Class.attr".
+    name_literals: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def globals(self) -> dict[str, tuple[tuple, ...]]:
@@ -375,7 +379,7 @@ def _visit_each(walker: "_FunctionWalker", nodes: list) -> None:
 class ModuleWalk:
     """What the walks of one module's functions gather for the whole module."""
 
-    __slots__ = ("chains", "platform_tested", "keywords")
+    __slots__ = ("chains", "platform_tested", "keywords", "literals")
 
     def __init__(self) -> None:
         self.chains: list[tuple[str, str]] = []  # (a, b) of every `<expr>.a.b` load
@@ -383,6 +387,7 @@ class ModuleWalk:
         # Some `if` or `assert` in a function or at module level tests the platform
         # (platforms.test_platform): only then has the module platform gates to record.
         self.platform_tested = False
+        self.literals: list[tuple[str, tuple[str, ...]]] = []  # ModuleSummary.name_literals
 
 
 class _FunctionWalker(ast.NodeVisitor):
@@ -986,16 +991,27 @@ def _local_calls_bound(walker: _FunctionWalker, body: list[ast.stmt]) -> list[Ca
 def model_tests(test: ast.expr, depth: int = 0) -> list[tuple]:
     """The model tests a condition requires, as keys (all must hold where the condition holds):
     ("isa", class, ...) `isinstance(<...config...>, C)`; ("call", f) `f(<...config...>)`; ("names",
-    literal, ...) a name compared with identifier literals (`arch in ("FooForCausalLM", ...)`).
-    Which of them are model tests is decided tree-wide (literals naming classes, predicates whose
+    literal, ...) a name compared with identifier literals (`arch in ("FooForCausalLM", ...)`), a
+    literal "$NAME" standing for those a module-level NAME holds; ("mtype", literal, ...) the same
+    comparison of a `model_type`; ("any", part, ...) where one of several tests holds (`a or b`),
+    each part a key's strings joined by KEY_SEP. Which of them are model tests is decided
+    tree-wide (literals naming classes or configuration classes' model types, predicates whose
     returns are such tests)."""
     if depth > 4:
         return []
     kind = type(test)
     if kind is ast.Name or kind is ast.Attribute or kind is ast.UnaryOp:
         return []  # (the commonest tests: flags)
-    if kind is ast.BoolOp and type(test.op) is ast.And:
-        return [k for v in test.values for k in model_tests(v, depth + 1)]
+    if kind is ast.BoolOp:
+        if type(test.op) is ast.And:
+            return [k for v in test.values for k in model_tests(v, depth + 1)]
+        parts = []
+        for v in test.values:  # each alternative one test: one of them holds
+            part = model_tests(v, depth + 1)
+            if len(part) != 1:
+                return []
+            parts.append(KEY_SEP.join(part[0]))
+        return [("any", *parts)]
     if kind is ast.NamedExpr:
         return model_tests(test.value, depth + 1)
     if kind is ast.Call and type(test.func) is ast.Name and test.args:
@@ -1008,14 +1024,40 @@ def model_tests(test: ast.expr, depth: int = 0) -> list[tuple]:
             return [("call", test.func.id)]
     if kind is ast.Compare and all(type(op) is ast.Eq or type(op) is ast.In for op in test.ops):
         lits = []
-        for side in (test.left, *test.comparators):
+        sides = (test.left, *test.comparators)
+        for side in sides:
             for e in (side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]):
                 value = _str_arg(e)
                 if value is not None and value.isidentifier():
                     lits.append(value)
         if lits:
-            return [("names", *lits)]
+            model_type = _reads_model_type(test.left) or _reads_model_type(test.comparators[0])
+            return [("mtype" if model_type else "names", *lits)]
+        if len(sides) == 2 and type(sides[1]) is ast.Name and type(sides[0]) is not ast.Name \
+                and _config_valued(sides[0]):
+            # `arch in FOO_ARCHS`: a module-level collection of literals, compared with a value read
+            # off the model's configuration.
+            return [("mtype" if _reads_model_type(sides[0]) else "names", "$" + sides[1].id)]
     return []
+
+
+KEY_SEP = "\x1f"  # joins a key's strings inside an ("any", ...) key (keys are flat tuples of strings)
+
+
+def _config_valued(node: ast.expr) -> bool:
+    """A value read off a model configuration: `config.x`, `f(config)`, its `model_type`."""
+    if type(node) is ast.Call:
+        return any(_mentions_config(a) for a in node.args) or _reads_model_type(node)
+    return _mentions_config(node)
+
+
+def _reads_model_type(node: ast.expr) -> bool:
+    """`<...>.model_type` or `getattr(<...>, "model_type"...)`: the model type a configuration
+    declares (a configuration class's `model_type`)."""
+    if type(node) is ast.Attribute:
+        return node.attr == "model_type"
+    return (type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "getattr"
+            and len(node.args) >= 2 and _str_arg(node.args[1]) == "model_type")
 
 
 def _mentions_config(node: ast.expr) -> bool:
@@ -1191,15 +1233,21 @@ def _summarise_class(node: ast.ClassDef, prefix: str, classes: dict[str, ClassIn
             _class_falsy(falsy, stmt.name, None)
         elif isinstance(stmt, ast.Assign):
             value = _EXPRESSIONS.ref(stmt.value)
+            text = _str_arg(stmt.value)
             for target in stmt.targets:
                 for t in (target.elts if isinstance(target, ast.Tuple) else [target]):
                     if isinstance(t, ast.Name):
                         info.attrs[t.id] = ClassAttr(stmt.lineno, None, value)
                         _class_falsy(falsy, t.id, stmt.value)
+                        if text is not None and text.isidentifier() and t is target:
+                            module.literals.append((f"{name}.{t.id}", (text,)))
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             info.attrs[stmt.target.id] = ClassAttr(stmt.lineno, type_ref(stmt.annotation),
                                                    _EXPRESSIONS.ref(stmt.value))
             _class_falsy(falsy, stmt.target.id, stmt.value)
+            text = _str_arg(stmt.value) if stmt.value is not None else None
+            if text is not None and text.isidentifier():
+                module.literals.append((f"{name}.{stmt.target.id}", (text,)))
     info.falsy_attrs = tuple(falsy)
 
 
@@ -1270,6 +1318,11 @@ def summarise_tree(tree: ast.Module, n_lines: int, module: ModuleWalk | None = N
                 isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets):
             dunder_all = tuple(e.value for e in stmt.value.elts
                                if isinstance(e, ast.Constant) and isinstance(e.value, str))
+        elif type(stmt) is ast.Assign or type(stmt) is ast.AnnAssign and stmt.value is not None:
+            literals = _identifier_literals(stmt.value)
+            if literals:
+                targets = stmt.targets if type(stmt) is ast.Assign else [stmt.target]
+                module.literals.extend((t.id, literals) for t in targets if type(t) is ast.Name)
         first = len(imports)
         top_walker.visit(stmt)  # definitions nested under if/try are skipped by the walker
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
@@ -1303,7 +1356,23 @@ def summarise_tree(tree: ast.Module, n_lines: int, module: ModuleWalk | None = N
         lines=n_lines, imports=tuple(imports), classes=classes, functions=functions,
         toplevel=toplevel, dunder_all=dunder_all, unguarded_imports=tuple(unguarded),
         slot_reads=tuple(sorted({c for c in chains if c[0] in filled})),
+        name_literals=tuple(module.literals),
     )
+
+
+def _identifier_literals(node: ast.expr, depth: int = 0) -> tuple[str, ...]:
+    """The identifier strings of a literal collection of strings (`("Foo", "Bar")`,
+    `frozenset({...})`); () when the value is anything else."""
+    kind = type(node)
+    if kind is ast.Set or kind is ast.Tuple or kind is ast.List:
+        texts = [e.value for e in node.elts if type(e) is ast.Constant and type(e.value) is str]
+        if len(texts) != len(node.elts):
+            return ()
+        return tuple(t for t in texts if t.isidentifier())
+    if kind is ast.Call and type(node.func) is ast.Name and node.func.id in ("frozenset", "set", "tuple", "list") \
+            and len(node.args) == 1 and not node.keywords and depth == 0:
+        return _identifier_literals(node.args[0], 1)
+    return ()
 
 
 def _all_functions(functions: dict[str, FunctionInfo], classes: dict[str, ClassInfo]):

@@ -271,3 +271,137 @@ def test_a_constructor_refusing_other_models_is_their_guard(tmp_path):
 def test_a_constructor_that_returns_early_still_builds_the_object(tmp_path):
     got = _confidence(lint(_refusing_tree(tmp_path, "return")))
     assert got[("Wrapper", "hook_b")] == "medium"
+
+
+PREDICATE_SETUP = '''
+from pkg.backends import Wrapper
+
+_A_ARCHS = frozenset({{"AForCausalLM"}})
+
+
+def resolve_arch(config):
+    return (config.architectures or [None])[0]
+
+
+def is_model_a(config):
+    return {test}
+
+
+def wrap(runner, backend):
+    if is_model_a(runner.model_config.hf_config):
+        return Wrapper(backend)
+    return backend
+'''
+
+
+def _config_with_model_type(tree, model_type: str) -> None:
+    configs = (tree / "pkg/configs.py").read_text().replace(
+        "class AConfig:\n    pass", f'class AConfig:\n    model_type = "{model_type}"')
+    (tree / "pkg/configs.py").write_text(configs)
+
+
+def test_predicate_of_alternatives_admits_what_either_admits(tmp_path):
+    """`model_type in {...} or arch in _ARCHS`: a model type declared by a configuration class
+    admits the models whose code names that class; a module-level collection of literals is read
+    like literals written in the comparison."""
+    test = 'getattr(config, "model_type", None) in {"model_a"} or resolve_arch(config) in _A_ARCHS'
+    tree = _tree(tmp_path, PREDICATE_SETUP.format(test=test))
+    _config_with_model_type(tree, "model_a")
+    got = _confidence(lint(tree))
+    assert got[("Wrapper", "hook_b")] == "low"
+    assert got[("Wrapper", "hook_shared")] == "medium"
+
+
+def test_alternatives_with_one_the_tree_cannot_decide_keep_the_pairing(tmp_path):
+    for test in ('getattr(config, "model_type", None) == "model_a" or config.flag',
+                 # no configuration class declares this model type
+                 'getattr(config, "model_type", None) == "model_z" or resolve_arch(config) in _A_ARCHS',
+                 # a collection that is not a module-level one of literals
+                 'resolve_arch(config) in config.known_archs'):
+        tree = _tree(tmp_path / str(abs(hash(test))), PREDICATE_SETUP.format(test=test))
+        _config_with_model_type(tree, "model_a")
+        assert _confidence(lint(tree))[("Wrapper", "hook_b")] == "medium", test
+
+
+def test_model_type_declared_by_a_configuration_the_sites_model_names_keeps_the_pairing(tmp_path):
+    """B's model names BConfig: a test of BConfig's model type admits B."""
+    test = 'config.model_type == "model_b"'
+    tree = _tree(tmp_path, PREDICATE_SETUP.format(test=test))
+    configs = (tree / "pkg/configs.py").read_text().replace(
+        "class BConfig:\n    pass", 'class BConfig:\n    model_type = "model_b"')
+    (tree / "pkg/configs.py").write_text(configs)
+    assert _confidence(lint(tree))[("Wrapper", "hook_b")] == "medium"
+
+
+CLASS_ATTR_MODEL = '''
+from pkg.backends import get_backend
+from pkg.configs import BConfig
+
+
+class BaseForCausalLM:
+    model_cls = None
+
+    def __init__(self, config):
+        self.model = self.model_cls(config)
+
+
+class BModel:
+    def __init__(self, config: BConfig):
+        self.config = config
+
+    def forward(self):
+        if hasattr(get_backend(), "hook_b"):
+            return get_backend().hook_b()
+
+
+class BForCausalLM(BaseForCausalLM):
+    model_cls = BModel
+
+
+EntryClass = [BForCausalLM]
+'''
+
+
+def test_class_built_through_a_class_attribute_is_followed_to_its_model(tmp_path):
+    """`model_cls = BModel` in the model class, called as `self.model_cls(config)` by its base:
+    BModel is built where B's model is, so its probe is reached only from B."""
+    tree = _tree(tmp_path)
+    (tree / "pkg/models/b.py").write_text(CLASS_ATTR_MODEL)
+    got = _confidence(lint(tree))
+    assert got[("Wrapper", "hook_b")] == "low"
+
+
+def test_class_attribute_called_from_elsewhere_keeps_the_pairing(tmp_path):
+    """The attribute is also called off another object (`holder.model_cls(...)`): where that
+    object comes from is not followed, so the class's reach is unknown."""
+    tree = _tree(tmp_path)
+    (tree / "pkg/models/b.py").write_text(CLASS_ATTR_MODEL + '''
+
+def build_any(holder, config):
+    return holder.model_cls(config)
+''')
+    assert _confidence(lint(tree))[("Wrapper", "hook_b")] == "medium"
+
+
+def test_class_attribute_overridden_by_a_subclass_is_not_its_construction(tmp_path):
+    """A subclass that rebinds `model_cls` builds its own class, not BModel: A's model subclassing
+    B's and rebinding it does not make BModel's probe A's code."""
+    tree = _tree(tmp_path)
+    (tree / "pkg/models/b.py").write_text(CLASS_ATTR_MODEL)
+    a = (tree / "pkg/models/a.py").read_text().replace("EntryClass = [AForCausalLM]", '''
+from pkg.models.b import BForCausalLM
+
+
+class AOtherModel:
+    def __init__(self, config: AConfig):
+        self.config = config
+
+
+class AOtherForCausalLM(BForCausalLM):
+    model_cls = AOtherModel
+
+
+EntryClass = [AForCausalLM, AOtherForCausalLM]
+''')
+    (tree / "pkg/models/a.py").write_text(a)
+    assert _confidence(lint(tree))[("Wrapper", "hook_b")] == "low"

@@ -7,11 +7,16 @@ Two halves, both read from code structure:
   (where the function itself is unguarded) the same on each of its callers, a few levels up. A
   model test is `isinstance(<...config...>, C)` (admits the models whose code names C), a name
   compared with literals that name classes of the tree (`arch in ("FooForCausalLM",)`: admits
-  those classes), or a predicate called on a config whose every `return` is such a test.
+  those classes; a module-level collection of literals, `arch in FOO_ARCHS`, reads the same), a
+  configuration's `model_type` compared with literals (admits the models whose code names a
+  configuration class declaring that `model_type`), alternatives of such tests (`a or b`: what
+  either admits), or a predicate called on a config whose every `return` is such a test.
 * **Which models reach the site.** The site's class runs where an instance of it (or of a
   subclass: mixins) is built; those constructions run in other classes' methods, and so on up to
   the model classes: classes built nowhere in the tree and named in a plugin registration (a
-  module-level name that several modules assign their classes to).
+  module-level name that several modules assign their classes to). A class bound to a class
+  attribute (`model_cls = FooModel`) and called through the instances' own attribute
+  (`self.model_cls(config)`) is built by that class and the subclasses that keep the binding.
 
 A pairing is ruled out when every construction of the wrapper requires a model test that admits
 none of the model classes reaching the site. Anything unknown keeps the pairing live: a
@@ -21,11 +26,13 @@ from module-level code or from a class built in a way the tree does not show.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..confidence import Pairing, Signal
 from ..facts import scopes_of
 from ..findings import Reason, short
+from ..summary import KEY_SEP
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -92,13 +99,16 @@ class _Reach:
         imported: dict[str, set[str]] = {}
         escaped: set[str] = set()  # names used as values: a class built through a variable
         via_local: dict[str, list] = {}  # class name -> functions that call a local bound to it
+        class_attrs: dict[str, list] = {}  # name -> (class, attribute) class bodies binding it
         facts = ctx.model.facts
         for mod in self.index.modules.values():
             derived = facts[mod.name].derived
             part = derived.get(_TABLES)
             if part is None:
                 part = derived[_TABLES] = _module_tables(mod.name, mod.summary)
-            m_named, m_escaped, m_via_local, m_globals, m_imported = part
+            m_named, m_escaped, m_via_local, m_globals, m_imported, m_class_attrs = part
+            for name, entries in m_class_attrs.items():
+                class_attrs.setdefault(name, []).extend(entries)
             for name, entries in m_named.items():
                 named.setdefault(name, []).extend(entries)
             escaped |= m_escaped
@@ -112,6 +122,7 @@ class _Reach:
         self.named_callers = named
         self.escaped = escaped
         self.via_local = via_local
+        self.class_attrs = class_attrs
         self.imported = imported
         self.registered = {c for g, mods in globals_by_name.items() if len(mods) >= MIN_REGISTRY_MODULES
                            for c in registered[g]}
@@ -137,7 +148,7 @@ class _Reach:
             if refusal:
                 refused.append(refusal)
                 continue
-            if short(holder) in self.escaped:
+            if short(holder) in self.escaped or short(holder) in self.class_attrs:
                 return None  # also built through a variable the tree does not follow
             for scope, c in self.constructions(holder):
                 callee = c[0]
@@ -248,20 +259,31 @@ class _Reach:
 
     def _key(self, module: str, raw: tuple, depth: int) -> frozenset | None:
         kind, args = raw[0], raw[1:]
-        if kind == "names":
-            found = {("cls", q) for a in args for q in self.by_short.get(a, ())}
+        if kind == "any":  # one of the alternatives holds: what any of them admits
+            out: set = set()
+            for part in args:
+                k = self.key(module, tuple(part.split(KEY_SEP)), depth)
+                if k is None:
+                    return None
+                out |= k
+            return frozenset(out)
+        if kind == "names" or kind == "mtype":
+            literals = self._literals(module, args)
+            if literals is None:
+                return None
+            if kind == "mtype":  # configurations of the classes that declare that model type
+                configs = {q for lit in literals for q in self.model_types.get(lit, ())}
+                return self._configured_by(configs) if configs else None
+            found = {("cls", q) for a in literals for q in self.by_short.get(a, ())}
             return frozenset(found) or None
         if kind == "isa":
-            mods: set = set()
+            classes = set()
             for name in args:
                 sym = self.index.resolve_name(module, name)
                 if sym is None or sym.kind != "class" or sym.qual not in self.index.classes:
                     return None
-                for k in {sym.qual} | self.index.descendants(sym.qual):
-                    mods.add(self.index.classes[k].module)
-                    mods.update(m for m in self.imported.get(short(k), ())
-                                if (s := self.index.resolve_name(m, short(k))) is not None and s.qual == k)
-            return frozenset(("mod", m) for m in mods)
+                classes.add(sym.qual)
+            return self._configured_by(classes)
         if kind == "call" and depth < 3:
             sym = self.index.resolve_name(module, args[0])
             if sym is None or sym.kind != "function":
@@ -279,6 +301,45 @@ class _Reach:
                 out |= k
             return frozenset(out)
         return None
+
+    def _configured_by(self, configs: set[str]) -> frozenset:
+        """The models a test on configuration classes admits: the modules that define or import
+        those classes or their subclasses."""
+        mods: set = set()
+        for qual in configs:
+            for k in {qual} | self.index.descendants(qual):
+                mods.add(self.index.classes[k].module)
+                mods.update(m for m in self.imported.get(short(k), ())
+                            if (s := self.index.resolve_name(m, short(k))) is not None and s.qual == k)
+        return frozenset(("mod", m) for m in mods)
+
+    def _literals(self, module: str, args: tuple) -> list[str] | None:
+        """A test's literals, with "$NAME" replaced by what the module-level NAME holds (None when
+        NAME is no module-level collection of literals)."""
+        out = []
+        for a in args:
+            if not a.startswith("$"):
+                out.append(a)
+                continue
+            sym = self.index.resolve_name(module, a[1:])
+            mod = self.index.modules.get(sym.qual.rpartition(".")[0]) if sym and sym.kind == "global" else None
+            held = [lits for name, lits in mod.summary.name_literals if name == a[1:]] if mod else []
+            if not held:
+                return None
+            out.extend(lit for lits in held for lit in lits)
+        return out
+
+    @cached_property
+    def model_types(self) -> dict[str, list[str]]:
+        """Model type -> the configuration classes that declare it (`model_type = "foo"`)."""
+        table: dict[str, list[str]] = {}
+        for mod in self.index.modules.values():
+            for name, lits in mod.summary.name_literals:
+                cname, _, attr = name.rpartition(".")
+                qual = f"{mod.name}.{cname}"
+                if attr == "model_type" and qual in self.index.classes:
+                    table.setdefault(lits[0], []).append(qual)
+        return table
 
     # --- which model classes reach a site ----------------------------------------------------
     def site_roots(self, site) -> frozenset | None:
@@ -303,37 +364,80 @@ class _Reach:
         return frozenset(out)
 
     def _class_roots(self, qual: str) -> frozenset | None:
-        if qual in self._class_memo:
-            return self._class_memo[qual]
-        self._class_memo[qual] = frozenset()  # a cycle adds nothing
-        out: set | None = set()
+        """The model classes from which an instance of `qual` (or of a subclass) can come."""
+        out: set = set()
         for holder in sorted({qual} | self.index.descendants(qual)):
-            if short(holder) in self.registered:
-                out.add(holder)
-            constructions = list(self.constructions(holder))
-            for module, cls, fn in self.via_local.get(short(holder), ()):
-                sym = self.index.resolve_name(module, short(holder))
-                if sym is not None and sym.qual == holder:
-                    constructions.append((_Where(module, cls, fn), None))
-            if short(holder) in self.escaped and short(holder) not in self.registered:
-                out = None  # also built through a variable the tree does not follow
-                break
-            if not constructions:
-                if short(holder) in self.registered or self.index.subclasses.get(holder):
-                    continue  # a model class, or a base or mixin its subclasses stand for
-                out = None
-                break
-            for scope, _ in constructions:
-                r = self._fn_roots(scope.module, scope.cls, scope.fn, 0, frozenset())
-                if r is None:
-                    out = None
-                    break
-                out |= r
-            if out is None:
-                break
-        result = frozenset(out) if out is not None else None
-        self._class_memo[qual] = result
+            r = self._own_roots(holder)
+            if r is None:
+                return None
+            out |= r
+        return frozenset(out)
+
+    def _own_roots(self, holder: str) -> frozenset | None:
+        """The model classes from which an instance of exactly `holder` can come."""
+        if holder in self._class_memo:
+            return self._class_memo[holder]
+        self._class_memo[holder] = frozenset()  # a cycle adds nothing
+        result = self._own_roots_uncached(holder)
+        self._class_memo[holder] = result
         return result
+
+    def _own_roots_uncached(self, holder: str) -> frozenset | None:
+        registered = short(holder) in self.registered
+        out: set = {holder} if registered else set()
+        if short(holder) in self.escaped and not registered:
+            return None  # also built through a variable the tree does not follow
+        builders = self._class_attr_builders(holder)
+        if builders is None and not registered:
+            return None
+        constructions = list(self.constructions(holder))
+        for module, cls, fn in self.via_local.get(short(holder), ()):
+            sym = self.index.resolve_name(module, short(holder))
+            if sym is not None and sym.qual == holder:
+                constructions.append((_Where(module, cls, fn), None))
+        if not constructions and not builders:
+            if registered or self.index.subclasses.get(holder):
+                return frozenset(out)  # a model class, or a base or mixin its subclasses stand for
+            return None
+        for scope, _ in constructions:
+            r = self._fn_roots(scope.module, scope.cls, scope.fn, 0, frozenset())
+            if r is None:
+                return None
+            out |= r
+        for b in builders or ():  # each keeps the binding itself: its own instances only
+            r = self._own_roots(b)
+            if r is None:
+                return None
+            out |= r
+        return frozenset(out)
+
+    def _class_attr_builders(self, qual: str) -> list[str] | None:
+        """The classes whose instances may build `qual` through a class attribute bound to it
+        (`model_cls = Qual` in a class body, called as `self.model_cls(...)`): that class and each
+        subclass that keeps the binding. None when the tree does not show where it is called: the
+        attribute is also set on instances, or called through anything but a method's own first
+        parameter."""
+        out: list[str] = []
+        for owner, attr in self.class_attrs.get(short(qual), ()):
+            if owner not in self.index.classes:
+                continue
+            sym = self.index.resolve_name(self.index.classes[owner].module, short(qual))
+            if sym is None or sym.qual != qual:
+                continue  # another class of that name
+            calls = self.ctx.member_calls.get(attr, ())
+            if not calls:
+                return None  # bound but never called: used as a value
+            for site, _, (receiver, _, _) in calls:
+                params = site.fn.params
+                if site.cls is None or not params or receiver != ("name", params[0].name):
+                    return None
+            for holder in sorted({owner} | self.index.descendants(owner)):
+                class_level, instance_level = self.index.member_table(holder)
+                if attr in instance_level:
+                    return None
+                if class_level.get(attr, (None,))[0] == owner:
+                    out.append(holder)
+        return out
 
     def constructions(self, qual: str) -> list:
         hit = self._cons_memo.get(qual)
@@ -378,9 +482,19 @@ def _module_tables(module: str, summary) -> tuple:
             for assigns in fn.self_attrs.values():
                 for v, _, _ in assigns:
                     _value_names(v, escaped)
-    for cinfo in summary.classes.values():
-        for attr in cinfo.attrs.values():
-            _value_names(attr.value, escaped)
+    # `model_cls = DeepseekModel` in a class body: built where that class (or a subclass that
+    # keeps the attribute) calls it through its instances (`self.model_cls(...)`).
+    class_attrs: dict[str, list] = {}
+    for cname, cinfo in summary.classes.items():
+        for attr_name, attr in cinfo.attrs.items():
+            value = attr.value
+            if value and (value[0] == "name" or value[0] == "union"):
+                names: set[str] = set()
+                _value_names(value, names)
+                for n in names:
+                    class_attrs.setdefault(n, []).append((f"{module}.{cname}", attr_name))
+            else:  # a list of classes, say: used as values
+                _value_names(value, escaped)
     globals_: dict[str, set[str]] = {}
     for gname, values in summary.globals.items():
         classes = {v[1] for value in values
@@ -388,7 +502,8 @@ def _module_tables(module: str, summary) -> tuple:
                    if v and v[0] == "name"}
         if classes:
             globals_[gname] = classes
-    return named, frozenset(escaped), via_local, globals_, frozenset(imp.local for imp in summary.imports)
+    return (named, frozenset(escaped), via_local, globals_, frozenset(imp.local for imp in summary.imports),
+            class_attrs)
 
 
 ModelReach.per_module = (_TABLES, _module_tables)
@@ -411,4 +526,7 @@ def _label(raw: tuple) -> str:
         return f"`isinstance(..., {' | '.join(args)})`"
     if kind == "call":
         return f"`{args[0]}(...)`"
-    return f"a comparison with {', '.join(repr(a) for a in args[:3])}"
+    if kind == "any":
+        return " or ".join(_label(tuple(part.split(KEY_SEP))) for part in args)
+    shown = ", ".join(a[1:] if a.startswith("$") else repr(a) for a in args[:3])
+    return f"a comparison of the model type with {shown}" if kind == "mtype" else f"a comparison with {shown}"
