@@ -30,7 +30,7 @@ from .platforms import add_platform_gates, test_platform
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 24
+SUMMARY_VERSION = 25
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -1318,11 +1318,8 @@ def summarise_tree(tree: ast.Module, n_lines: int, module: ModuleWalk | None = N
                 isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets):
             dunder_all = tuple(e.value for e in stmt.value.elts
                                if isinstance(e, ast.Constant) and isinstance(e.value, str))
-        elif type(stmt) is ast.Assign or type(stmt) is ast.AnnAssign and stmt.value is not None:
-            literals = _identifier_literals(stmt.value)
-            if literals:
-                targets = stmt.targets if type(stmt) is ast.Assign else [stmt.target]
-                module.literals.extend((t.id, literals) for t in targets if type(t) is ast.Name)
+        elif type(stmt) is ast.Assign or type(stmt) is ast.AnnAssign or type(stmt) is ast.AugAssign:
+            _note_literals(module.literals, stmt)
         first = len(imports)
         top_walker.visit(stmt)  # definitions nested under if/try are skipped by the walker
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
@@ -1358,6 +1355,18 @@ def summarise_tree(tree: ast.Module, n_lines: int, module: ModuleWalk | None = N
         slot_reads=tuple(sorted({c for c in chains if c[0] in filled})),
         name_literals=tuple(module.literals),
     )
+
+
+def _note_literals(literals: list, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign) -> None:
+    """A module-level binding of a name to a literal collection of identifiers; a later binding
+    of a name so noted to anything else (`ARCHS |= extra`) is noted with no literals: what the name
+    holds is then unknown."""
+    value = stmt.value
+    found = _identifier_literals(value) if value is not None and type(stmt) is not ast.AugAssign else ()
+    targets = stmt.targets if type(stmt) is ast.Assign else [stmt.target]
+    for t in targets:
+        if type(t) is ast.Name and (found or any(name == t.id for name, _ in literals)):
+            literals.append((t.id, found))
 
 
 def _identifier_literals(node: ast.expr, depth: int = 0) -> tuple[str, ...]:

@@ -323,6 +323,29 @@ def test_alternatives_with_one_the_tree_cannot_decide_keep_the_pairing(tmp_path)
         assert _confidence(lint(tree))[("Wrapper", "hook_b")] == "medium", test
 
 
+def test_a_collection_that_changes_is_not_read_as_its_literals(tmp_path):
+    """`_A_ARCHS` with more added to it (a plugin's `.add`, a later `|=`): what it holds is not
+    what is written, so the test decides nothing."""
+    test = "resolve_arch(config) in _A_ARCHS"
+    for change in ('\n\ndef register(arch):\n    _A_ARCHS.add(arch)\n',
+                   '\n_A_ARCHS |= set(extra_archs())\n'):
+        setup = PREDICATE_SETUP.format(test=test).replace(
+            '_A_ARCHS = frozenset({"AForCausalLM"})', '_A_ARCHS = {"AForCausalLM"}' + change)
+        tree = _tree(tmp_path / str(abs(hash(change))), setup)
+        assert _confidence(lint(tree))[("Wrapper", "hook_b")] == "medium", change
+    # Unchanged, the same test rules B out.
+    tree = _tree(tmp_path / "plain", PREDICATE_SETUP.format(test=test))
+    assert _confidence(lint(tree))[("Wrapper", "hook_b")] == "low"
+
+
+def test_a_collection_imported_from_another_module_is_read_there(tmp_path):
+    setup = PREDICATE_SETUP.format(test="resolve_arch(config) in A_ARCHS").replace(
+        '_A_ARCHS = frozenset({"AForCausalLM"})', "from pkg.archs import A_ARCHS")
+    tree = _tree(tmp_path, setup)
+    (tree / "pkg/archs.py").write_text('A_ARCHS = ("AForCausalLM",)\n')
+    assert _confidence(lint(tree))[("Wrapper", "hook_b")] == "low"
+
+
 def test_model_type_declared_by_a_configuration_the_sites_model_names_keeps_the_pairing(tmp_path):
     """B's model names BConfig: a test of BConfig's model type admits B."""
     test = 'config.model_type == "model_b"'

@@ -315,19 +315,40 @@ class _Reach:
 
     def _literals(self, module: str, args: tuple) -> list[str] | None:
         """A test's literals, with "$NAME" replaced by what the module-level NAME holds (None when
-        NAME is no module-level collection of literals)."""
+        NAME is no module-level collection of literals, is rebound to something else, or has a
+        method called on it anywhere: `ARCHS.add(...)`)."""
         out = []
         for a in args:
             if not a.startswith("$"):
                 out.append(a)
                 continue
-            sym = self.index.resolve_name(module, a[1:])
-            mod = self.index.modules.get(sym.qual.rpartition(".")[0]) if sym and sym.kind == "global" else None
-            held = [lits for name, lits in mod.summary.name_literals if name == a[1:]] if mod else []
-            if not held:
+            held = self._held_literals(module, a[1:], 0)
+            if not held or not all(held) or a[1:] in self.mutated_names:
                 return None
             out.extend(lit for lits in held for lit in lits)
         return out
+
+    def _held_literals(self, module: str, name: str, depth: int) -> list[tuple[str, ...]]:
+        """What the module-level `name` is bound to in `module`, or in the module it is imported
+        from (`from .archs import FOO_ARCHS`)."""
+        summary = self.index.modules[module].summary if module in self.index.modules else None
+        if summary is None or depth > 3:
+            return []
+        held = [lits for bound, lits in summary.name_literals if bound == name]
+        if held:
+            return held
+        for imp in reversed(summary.imports):
+            if imp.local == name and imp.name is not None:
+                target = self.index.find_module(self.index._absolute(module, imp.module, imp.level), module)
+                return self._held_literals(target, imp.name, depth + 1) if target else []
+        return []
+
+    @cached_property
+    def mutated_names(self) -> frozenset[str]:
+        """Plain names a collection-changing method is called on anywhere (`ARCHS.add(x)`)."""
+        calls = self.ctx.member_calls
+        return frozenset(receiver[1] for member in _MUTATORS for _, _, (receiver, _, _) in calls.get(member, ())
+                         if receiver and receiver[0] == "name")
 
     @cached_property
     def model_types(self) -> dict[str, list[str]]:
@@ -452,6 +473,8 @@ class _Where(NamedTuple):
     fn: object
 
 
+_MUTATORS = ("add", "update", "extend", "append", "insert", "discard", "remove", "pop", "clear", "setdefault",
+             "__setitem__", "__ior__", "difference_update", "intersection_update", "symmetric_difference_update")
 _TABLES = "model-reach"  # the key of this pass's per-module tables in ModuleFacts.derived
 
 
