@@ -29,6 +29,7 @@ from .config import FORMATS, ConfigError, Resolved, resolve
 from .discover import SourceFile, path_within, paths_within
 from .engine import Result, analyse
 from .report.printable import printable
+from .server_paths import may_be_listening
 
 
 class CliError(Exception):
@@ -338,9 +339,11 @@ class _Progress:
 def _analyse_here_or_served(resolved: Resolved, keep_context: bool, progress=None) -> Result:
     # The server cannot hand back the in-memory context that --fix and --verify work on, and a CI
     # job runs once: a background process would only outlive it.
-    if resolved.server != "off" and not keep_context and not os.environ.get("CI"):
+    asked = resolved.server == "start"
+    if resolved.server != "off" and not keep_context and not os.environ.get("CI") and (
+            asked or resolved.settings.cache_dir is None
+            or may_be_listening(resolved.settings.cache_dir, resolved.config.root)):
         from . import server
-        asked = resolved.server == "start"
         result, problem = server.analyse(resolved.paths, resolved.settings, resolved.config.root, spawn=asked)
         if result is not None:
             return result

@@ -228,14 +228,19 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     read_failures: dict[str, str] = {}
     by_path = {f.path: f for f in files}
 
-    from . import facts as module_facts
-    from .signals import per_module_derivations
-    derivations = per_module_derivations()
+    # The facts module and the signals' per-module tables, loaded with the first summary: a run
+    # that reuses a whole result never needs them.
+    loaded: list = []
 
     def early_facts(path: str, p: _Parsed) -> None:
         # The per-module facts of the tree passes, computed while the workers still parse: the
         # parent waits for them anyway, and after the parse it would run alone on one core.
         if p.summary is not None:
+            if not loaded:
+                from . import facts
+                from .signals import per_module_derivations
+                loaded.extend((facts, per_module_derivations()))
+            module_facts, derivations = loaded
             f = by_path[path]
             derived = module_facts.facts_of(f.module, f.display, p.summary).derived
             for key, derive in derivations:
@@ -313,6 +318,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
         bridge = AsideBridge(index, child, **limits) if child.pid else AstroidBridge(index, **limits)
     context = Context.build(index, fallback=bridge)
     phase("index")
+    from . import facts as module_facts
     module_facts.retain(stat_key, {module_facts.key_of(m.name, m.file.display, m.summary)
                                    for m in index.modules.values()}, cache.path_sets_kept)
 

@@ -30,17 +30,19 @@ import pickle
 import queue
 import signal
 import socket
-import stat
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import traceback
 
 from .. import __version__
 from .cache import Cache, code_digest
+from .server_paths import project_root as _project
+from .server_paths import server_name as _name
+from .server_paths import socket_path
+from .server_paths import state_dir as _state_dir
 
 DEFAULT_IDLE = 1800.0  # seconds without a run before the server exits
 QUIET_BEFORE_COLLECTING = 3.0  # seconds without a run before the garbage collector runs
@@ -64,41 +66,7 @@ def _build_key() -> str:
 SERVER_KEY = _build_key()
 
 
-# --- where the server lives ----------------------------------------------------------------------
-def _state_dir(cache_dir: str) -> str:
-    return os.path.join(cache_dir, "server")
-
-
-def _project(project: str) -> str:
-    return os.path.realpath(project)
-
-
-def _name(cache_dir: str, project: str) -> str:
-    """The server's name: its cache folder and project root, and nothing about the build or the
-    interpreter that runs it."""
-    return hashlib.blake2b(f"{os.path.realpath(cache_dir)}|{_project(project)}".encode(),
-                           digest_size=8).hexdigest()
-
-
-def socket_path(cache_dir: str, project: str, create: bool = False) -> str:
-    """Where the server of `project` on `cache_dir` listens (its folder made with `create`).
-    Raises OSError when that folder is not the user's own: requests and answers are pickles, so
-    nobody else may be able to put a socket there."""
-    folder = _state_dir(cache_dir)
-    name = _name(cache_dir, project)
-    path = os.path.join(folder, name + ".sock")
-    if len(path.encode()) >= 100:  # AF_UNIX paths are limited to about 107 bytes
-        folder = os.path.join(tempfile.gettempdir(), f"attn-lint-{os.getuid()}")
-        path = os.path.join(folder, name + ".sock")
-    if create:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-    elif not os.path.isdir(folder):
-        return path  # nothing has ever listened there
-    st = os.lstat(folder)
-    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() \
-            or st.st_mode & 0o022:
-        raise OSError(f"{folder} can be written by others: not using it for the server's socket")
-    return path
+# --- where the server lives (server_paths.py: a client that finds no socket imports no more) -----
 
 
 def log_path(cache_dir: str, project: str) -> str:

@@ -251,6 +251,31 @@ def test_a_running_server_is_used_unless_refused(tmp_path, cache):
     assert doc["stats"].get("server") is None
 
 
+def test_a_run_with_no_server_listening_does_not_load_the_client(tmp_path, cache):
+    """Most runs find no server: they look for its socket and go on, without importing the
+    server's module (a tenth of a warm run's imports); with one listening, the client is used."""
+    tree = FIXTURES / "al001_hidden_hook"
+    # The CLI leaves through os._exit (no interpreter teardown): say what was loaded just before.
+    probe = ("import os, sys\nfrom attn_lint.entry import main\nsys.argv = ['attn-lint', *sys.argv[1:]]\n"
+             "leave = os._exit\n"
+             "def report(code):\n"
+             "    loaded = 'attn_lint.linter.server' in sys.modules\n"
+             "    sys.stderr.write('LOADED\\n' if loaded else 'NOT LOADED\\n')\n"
+             "    sys.stderr.flush()\n"
+             "    leave(code)\n"
+             "os._exit = report\n"
+             "main()\n")
+
+    def loaded() -> str:
+        proc = subprocess.run([sys.executable, "-c", probe, "--format", "json", "--cache-dir", str(cache), str(tree)],
+                              capture_output=True, text=True, env=_env(), timeout=120)
+        return proc.stderr.strip().splitlines()[-1]
+
+    assert loaded() == "NOT LOADED"
+    assert cli("server", "start", "--cache-dir", cache).returncode == 0
+    assert loaded() == "LOADED"
+
+
 # --- a server or client that dies, stops or loses its socket ------------------------------------
 def _server_pid(cache) -> int:
     status = cli("server", "status", "--cache-dir", cache)
