@@ -46,8 +46,9 @@ _UNKNOWN = None
 class ModelReach(Signal):
     name = "model-reach"
     doc = ("Rules out a wrapper paired at a site when every construction of the wrapper is guarded by "
-           "a model test (isinstance on a config class, an architecture-name comparison, a predicate "
-           "made of those) that admits none of the model classes whose code reaches the site.")
+           "a model test (isinstance on a config class, an architecture-name or model-type comparison, "
+           "alternatives of those, a predicate made of them) that admits none of the model classes "
+           "whose code reaches the site.")
     per_module = None  # set below, once _module_tables is defined
 
     def rule_out(self, ctx: "Context", p: Pairing) -> Reason | None:
