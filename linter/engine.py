@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import marshal
 import os
@@ -228,19 +229,11 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     read_failures: dict[str, str] = {}
     by_path = {f.path: f for f in files}
 
-    # The facts module and the signals' per-module tables, loaded with the first summary: a run
-    # that reuses a whole result never needs them.
-    loaded: list = []
-
     def early_facts(path: str, p: _Parsed) -> None:
         # The per-module facts of the tree passes, computed while the workers still parse: the
         # parent waits for them anyway, and after the parse it would run alone on one core.
         if p.summary is not None:
-            if not loaded:
-                from . import facts
-                from .signals import per_module_derivations
-                loaded.extend((facts, per_module_derivations()))
-            module_facts, derivations = loaded
+            module_facts, derivations = _per_module_passes()
             f = by_path[path]
             derived = module_facts.facts_of(f.module, f.display, p.summary).derived
             for key, derive in derivations:
@@ -352,6 +345,15 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
                      rules, start)
     result.digests = digests  # --fix writes only a file that still holds what was analysed
     return result
+
+
+@functools.cache
+def _per_module_passes():
+    """The facts module and the signals' per-module derivations, loaded with the first summary
+    that needs them: a run that reuses a whole result never does."""
+    from . import facts
+    from .signals import per_module_derivations
+    return facts, per_module_derivations()
 
 
 def _astroid_aside(settings: Settings, cache: Cache, n_parsed: int) -> bool:

@@ -147,7 +147,8 @@ class TreeIndex:
                 sym = self._import_target(module, imp, depth)
                 if sym:
                     break
-            if sym is None and head in summary.globals:
+            if sym is None and (head in summary.globals or any(n == head for n, _ in summary.name_literals)):
+                # (a collection of string literals binds no value the walk records as a global)
                 sym = Symbol("global", f"{module}.{head}")
             if sym is None:
                 for imp in summary.imports:

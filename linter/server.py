@@ -39,10 +39,7 @@ import traceback
 
 from .. import __version__
 from .cache import Cache, code_digest
-from .server_paths import project_root as _project
-from .server_paths import server_name as _name
-from .server_paths import socket_path
-from .server_paths import state_dir as _state_dir
+from .server_paths import project_root, server_name, socket_path, state_dir
 
 DEFAULT_IDLE = 1800.0  # seconds without a run before the server exits
 QUIET_BEFORE_COLLECTING = 3.0  # seconds without a run before the garbage collector runs
@@ -70,11 +67,11 @@ SERVER_KEY = _build_key()
 
 
 def log_path(cache_dir: str, project: str) -> str:
-    return os.path.join(_state_dir(cache_dir), _name(cache_dir, project) + ".log")
+    return os.path.join(state_dir(cache_dir), server_name(cache_dir, project) + ".log")
 
 
 def _lock_path(cache_dir: str, project: str) -> str:
-    return os.path.join(_state_dir(cache_dir), _name(cache_dir, project) + ".lock")
+    return os.path.join(state_dir(cache_dir), server_name(cache_dir, project) + ".lock")
 
 
 def holder(cache_dir: str, project: str) -> int | None:
@@ -108,7 +105,7 @@ def _held(lock_file: str) -> tuple[int, str] | None:
 
 def running(cache_dir: str) -> list[tuple[int, str]]:
     """(pid, project root) of every server that holds a lock on this cache folder."""
-    folder = _state_dir(cache_dir)
+    folder = state_dir(cache_dir)
     try:
         names = sorted(n for n in os.listdir(folder) if n.endswith(".lock"))
     except OSError:
@@ -210,8 +207,8 @@ def serve(cache_dir: str, project: str, idle: float = DEFAULT_IDLE) -> int:
 
     from . import engine
 
-    project = _project(project)
-    os.makedirs(_state_dir(cache_dir), exist_ok=True)
+    project = project_root(project)
+    os.makedirs(state_dir(cache_dir), exist_ok=True)
     lock = open(_lock_path(cache_dir, project), "a+")  # not truncated: it names the running server
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -423,7 +420,7 @@ def _connect(cache_dir: str, project: str, timeout: float = CLIENT_SILENCE) -> s
 def start(cache_dir: str, project: str, idle: float = DEFAULT_IDLE) -> None:
     """Start a detached server for `project` on `cache_dir` (it exits at once if one is already
     running)."""
-    os.makedirs(_state_dir(cache_dir), exist_ok=True)
+    os.makedirs(state_dir(cache_dir), exist_ok=True)
     log_file = log_path(cache_dir, project)
     try:
         if os.path.getsize(log_file) > 1 << 20:
@@ -438,7 +435,7 @@ def start(cache_dir: str, project: str, idle: float = DEFAULT_IDLE) -> None:
     env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     with open(log_file, "ab") as log:
         subprocess.Popen([sys.executable, "-m", "attn_lint", "server", "run", "--cache-dir", cache_dir,
-                          "--project", _project(project), "--idle", str(idle)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          "--project", project_root(project), "--idle", str(idle)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=log, cwd="/", env=env, start_new_session=True, close_fds=True)
 
 

@@ -30,7 +30,7 @@ from .platforms import add_platform_gates, test_platform
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 25
+SUMMARY_VERSION = 26
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -177,7 +177,7 @@ class ModuleSummary:
     slot_reads: tuple[tuple[str, str], ...] = ()
     # Names bound to identifier string literals, for model tests (signals/model_reach.py): a
     # module-level collection of them (`ARCHS = frozenset({"FooForCausalLM"})`) by its name, a
-    # class-body string (`model_type = "foo"`) as "Class.attr".
+    # configuration class's `model_type = "foo"` as "Class.model_type".
     name_literals: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
@@ -1010,7 +1010,8 @@ def model_tests(test: ast.expr, depth: int = 0) -> list[tuple]:
             part = model_tests(v, depth + 1)
             if len(part) != 1:
                 return []
-            parts.append(KEY_SEP.join(part[0]))
+            # `(a or b) or c` is one set of alternatives (a key's parts are flat strings)
+            parts.extend(part[0][1:] if part[0][0] == "any" else [KEY_SEP.join(part[0])])
         return [("any", *parts)]
     if kind is ast.NamedExpr:
         return model_tests(test.value, depth + 1)
@@ -1233,21 +1234,19 @@ def _summarise_class(node: ast.ClassDef, prefix: str, classes: dict[str, ClassIn
             _class_falsy(falsy, stmt.name, None)
         elif isinstance(stmt, ast.Assign):
             value = _EXPRESSIONS.ref(stmt.value)
-            text = _str_arg(stmt.value)
             for target in stmt.targets:
                 for t in (target.elts if isinstance(target, ast.Tuple) else [target]):
                     if isinstance(t, ast.Name):
                         info.attrs[t.id] = ClassAttr(stmt.lineno, None, value)
                         _class_falsy(falsy, t.id, stmt.value)
-                        if text is not None and text.isidentifier() and t is target:
-                            module.literals.append((f"{name}.{t.id}", (text,)))
+                        if t.id == "model_type" and t is target:
+                            _note_model_type(module.literals, name, stmt.value)
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             info.attrs[stmt.target.id] = ClassAttr(stmt.lineno, type_ref(stmt.annotation),
                                                    _EXPRESSIONS.ref(stmt.value))
             _class_falsy(falsy, stmt.target.id, stmt.value)
-            text = _str_arg(stmt.value) if stmt.value is not None else None
-            if text is not None and text.isidentifier():
-                module.literals.append((f"{name}.{stmt.target.id}", (text,)))
+            if stmt.target.id == "model_type" and stmt.value is not None:
+                _note_model_type(module.literals, name, stmt.value)
     info.falsy_attrs = tuple(falsy)
 
 
@@ -1355,6 +1354,14 @@ def summarise_tree(tree: ast.Module, n_lines: int, module: ModuleWalk | None = N
         slot_reads=tuple(sorted({c for c in chains if c[0] in filled})),
         name_literals=tuple(module.literals),
     )
+
+
+def _note_model_type(literals: list, cls: str, value: ast.expr) -> None:
+    """`model_type = "foo"` in a configuration class's body: the model type its configurations
+    declare (what a `config.model_type == "foo"` test compares), noted as "Class.model_type"."""
+    text = _str_arg(value)
+    if text is not None and text.isidentifier():
+        literals.append((f"{cls}.model_type", (text,)))
 
 
 def _note_literals(literals: list, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign) -> None:

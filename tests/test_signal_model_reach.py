@@ -312,13 +312,21 @@ def test_predicate_of_alternatives_admits_what_either_admits(tmp_path):
     assert got[("Wrapper", "hook_shared")] == "medium"
 
 
+def test_alternatives_grouped_in_parentheses_are_one_set_of_alternatives(tmp_path):
+    test = ('(getattr(config, "model_type", None) == "model_a" or resolve_arch(config) in _A_ARCHS) '
+            'or resolve_arch(config) == "AForCausalLM"')
+    tree = _tree(tmp_path, PREDICATE_SETUP.format(test=test))
+    _config_with_model_type(tree, "model_a")
+    assert _confidence(lint(tree))[("Wrapper", "hook_b")] == "low"
+
+
 def test_alternatives_with_one_the_tree_cannot_decide_keep_the_pairing(tmp_path):
-    for test in ('getattr(config, "model_type", None) == "model_a" or config.flag',
+    for n, test in enumerate(('getattr(config, "model_type", None) == "model_a" or config.flag',
                  # no configuration class declares this model type
                  'getattr(config, "model_type", None) == "model_z" or resolve_arch(config) in _A_ARCHS',
                  # a collection that is not a module-level one of literals
-                 'resolve_arch(config) in config.known_archs'):
-        tree = _tree(tmp_path / str(abs(hash(test))), PREDICATE_SETUP.format(test=test))
+                 'resolve_arch(config) in config.known_archs')):
+        tree = _tree(tmp_path / str(n), PREDICATE_SETUP.format(test=test))
         _config_with_model_type(tree, "model_a")
         assert _confidence(lint(tree))[("Wrapper", "hook_b")] == "medium", test
 
@@ -327,11 +335,11 @@ def test_a_collection_that_changes_is_not_read_as_its_literals(tmp_path):
     """`_A_ARCHS` with more added to it (a plugin's `.add`, a later `|=`): what it holds is not
     what is written, so the test decides nothing."""
     test = "resolve_arch(config) in _A_ARCHS"
-    for change in ('\n\ndef register(arch):\n    _A_ARCHS.add(arch)\n',
-                   '\n_A_ARCHS |= set(extra_archs())\n'):
+    for n, change in enumerate(('\n\ndef register(arch):\n    _A_ARCHS.add(arch)\n',
+                                '\n_A_ARCHS |= set(extra_archs())\n')):
         setup = PREDICATE_SETUP.format(test=test).replace(
             '_A_ARCHS = frozenset({"AForCausalLM"})', '_A_ARCHS = {"AForCausalLM"}' + change)
-        tree = _tree(tmp_path / str(abs(hash(change))), setup)
+        tree = _tree(tmp_path / str(n), setup)
         assert _confidence(lint(tree))[("Wrapper", "hook_b")] == "medium", change
     # Unchanged, the same test rules B out.
     tree = _tree(tmp_path / "plain", PREDICATE_SETUP.format(test=test))

@@ -323,26 +323,14 @@ class _Reach:
             if not a.startswith("$"):
                 out.append(a)
                 continue
-            held = self._held_literals(module, a[1:], 0)
-            if not held or not all(held) or a[1:] in self.mutated_names:
+            sym = self.index.resolve_name(module, a[1:])
+            home = self.index.modules.get(sym.qual.rpartition(".")[0]) if sym and sym.kind == "global" else None
+            name = sym.qual.rpartition(".")[2] if home else ""
+            held = [lits for bound, lits in home.summary.name_literals if bound == name] if home else []
+            if not held or not all(held) or name in self.mutated_names or a[1:] in self.mutated_names:
                 return None
             out.extend(lit for lits in held for lit in lits)
         return out
-
-    def _held_literals(self, module: str, name: str, depth: int) -> list[tuple[str, ...]]:
-        """What the module-level `name` is bound to in `module`, or in the module it is imported
-        from (`from .archs import FOO_ARCHS`)."""
-        summary = self.index.modules[module].summary if module in self.index.modules else None
-        if summary is None or depth > 3:
-            return []
-        held = [lits for bound, lits in summary.name_literals if bound == name]
-        if held:
-            return held
-        for imp in reversed(summary.imports):
-            if imp.local == name and imp.name is not None:
-                target = self.index.find_module(self.index._absolute(module, imp.module, imp.level), module)
-                return self._held_literals(target, imp.name, depth + 1) if target else []
-        return []
 
     @cached_property
     def mutated_names(self) -> frozenset[str]:
@@ -359,7 +347,7 @@ class _Reach:
             for name, lits in mod.summary.name_literals:
                 cname, _, attr = name.rpartition(".")
                 qual = f"{mod.name}.{cname}"
-                if attr == "model_type" and qual in self.index.classes:
+                if attr == "model_type" and qual in self.index.classes:  # (a class body's; module-level names have no dot)
                     table.setdefault(lits[0], []).append(qual)
         return table
 
