@@ -15,6 +15,7 @@ from functools import cached_property
 from .findings import Evidence
 from .index import TreeIndex
 from .passed_values import PassedValues
+from .value_uses import ValueUses
 from .facts import ModuleFacts, function_ref, mentions_self_attr
 from .resolve import Resolver, Scope, describe_type
 from .summary import KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, FunctionInfo, member_target, root_name
@@ -269,6 +270,11 @@ class FamilyModel:
             out |= set(self.implementations(got[0].keys(), leaves_only=False,
                                             exact=frozenset(t for t, e in got[0].items() if e)))
         return out
+
+    @cached_property
+    def value_uses(self) -> ValueUses:
+        """Which functions and methods are used as values (their callers are not all seen)."""
+        return ValueUses(self.index)
 
     @cached_property
     def passed_values(self) -> PassedValues:

@@ -285,8 +285,8 @@ class PassedValues:
                 full = self._full_scope(cscope)
                 out.append((full, args, dict(kwargs), full.fn.line, label))
             return out
-        if not scope.cls or fn.kind != "method":
-            return None
+        if not scope.cls or fn.kind != "method" or self.model.value_uses.method(fn.name):
+            return None  # (a bound method handed on is called where the tree does not show)
         entries = self.model.member_calls.get(fn.name, ())
         out = []
         for csite, call, (recv, _, how) in entries:

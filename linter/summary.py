@@ -30,7 +30,7 @@ from .platforms import add_platform_gates, test_platform
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 26
+SUMMARY_VERSION = 27
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -179,6 +179,10 @@ class ModuleSummary:
     # module-level collection of them (`ARCHS = frozenset({"FooForCausalLM"})`) by its name, a
     # configuration class's `model_type = "foo"` as "Class.model_type".
     name_literals: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # Attribute names loaded as values (`f(obj.m)`, `cb = obj.m`: neither called nor read from)
+    # or fetched by `getattr(x, "m")`: a method of that name may be called where the tree does not
+    # show (value_uses.py).
+    attr_values: tuple[str, ...] = ()
 
     @property
     def globals(self) -> dict[str, tuple[tuple, ...]]:
@@ -379,7 +383,7 @@ def _visit_each(walker: "_FunctionWalker", nodes: list) -> None:
 class ModuleWalk:
     """What the walks of one module's functions gather for the whole module."""
 
-    __slots__ = ("chains", "platform_tested", "keywords", "literals")
+    __slots__ = ("chains", "platform_tested", "keywords", "literals", "attr_values")
 
     def __init__(self) -> None:
         self.chains: list[tuple[str, str]] = []  # (a, b) of every `<expr>.a.b` load
@@ -388,6 +392,7 @@ class ModuleWalk:
         # (platforms.test_platform): only then has the module platform gates to record.
         self.platform_tested = False
         self.literals: list[tuple[str, tuple[str, ...]]] = []  # ModuleSummary.name_literals
+        self.attr_values: set[str] = set()  # ModuleSummary.attr_values
 
 
 class _FunctionWalker(ast.NodeVisitor):
@@ -724,8 +729,11 @@ class _FunctionWalker(ast.NodeVisitor):
 
     visit_TryStar = visit_Try
 
-    def visit_Attribute(self, node: ast.Attribute) -> None:
+    def visit_Attribute(self, node: ast.Attribute, used: bool = True) -> None:
+        # `used`: loaded as a value, not called (`f(obj.m)`, `cb = obj.m`) nor read from (`obj.m.x`).
         if type(node.ctx) is ast.Load:
+            if used:
+                self.module.attr_values.add(node.attr)
             if self._attr_guard_depth:
                 recv = self.ref(node.value)
                 if recv is not None:
@@ -744,7 +752,7 @@ class _FunctionWalker(ast.NodeVisitor):
         value = node.value
         kind = type(value)
         if kind is ast.Attribute:  # most receivers are names (no handler, no call), then chains
-            self.visit_Attribute(value)
+            self.visit_Attribute(value, False)
         elif kind is not ast.Name:
             self.visit(value)
 
@@ -830,6 +838,8 @@ class _FunctionWalker(ast.NodeVisitor):
                         kind = "try-except"
                     if kind:
                         self.probes.append(Probe(node.lineno, node.col_offset, self.ref(args[0]), member, kind))
+                    if fid == "getattr":  # what it returns may be called anywhere
+                        self.module.attr_values.add(member)
             elif fid == "setattr" and len(args) >= 2 and type(args[0]) is ast.Name \
                     and args[0].id == self.self_name:
                 self.other_stores.add(_str_arg(args[1]) or "*")
@@ -879,7 +889,7 @@ class _FunctionWalker(ast.NodeVisitor):
                     star or dstar))
         # Most children are names and constants: no handler, no call.
         if ftype is ast.Attribute:
-            self.visit_Attribute(func)
+            self.visit_Attribute(func, False)
         elif ftype is not ast.Name:
             self.visit(func)
         _visit_each(self, args)
@@ -1352,7 +1362,7 @@ def summarise_tree(tree: ast.Module, n_lines: int, module: ModuleWalk | None = N
         lines=n_lines, imports=tuple(imports), classes=classes, functions=functions,
         toplevel=toplevel, dunder_all=dunder_all, unguarded_imports=tuple(unguarded),
         slot_reads=tuple(sorted({c for c in chains if c[0] in filled})),
-        name_literals=tuple(module.literals),
+        name_literals=tuple(module.literals), attr_values=tuple(sorted(module.attr_values)),
     )
 
 

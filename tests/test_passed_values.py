@@ -62,6 +62,16 @@ def test_a_caller_passing_an_unknown_class_keeps_the_wide_answer(tmp_path):
     assert _al001(root) == [("HybridCache", "prefetch")]
 
 
+def test_a_builder_method_handed_on_as_a_value_keeps_the_wide_answer(tmp_path):
+    # `table["hybrid"] = self._hybrid`: whoever calls it from the table passes any class.
+    root = _tree(tmp_path, {"builder.py": ("    def build_split(self):",
+                                           "    def register(self, table):\n"
+                                           "        table[\"hybrid\"] = self._hybrid\n\n"
+                                           "    def build_split(self):")})
+    assert _delegate(root)[1] == []  # nothing held exactly
+    assert _al001(root) == [("HybridCache", "prefetch")]
+
+
 def test_a_splat_that_may_carry_the_parameter_keeps_the_wide_answer(tmp_path):
     root = _tree(tmp_path, {"builder.py": ('        if self.use_latent:\n            extra["page"] = 2\n',
                                            "        extra.update(self.overrides())\n")})

@@ -436,3 +436,96 @@ EntryClass = [AForCausalLM, AOtherForCausalLM]
 ''')
     (tree / "pkg/models/a.py").write_text(a)
     assert _confidence(lint(tree))[("Wrapper", "hook_b")] == "low"
+
+
+# --- a function or method used as a value has callers the tree does not show -----------------------
+def _free_function_tree(tmp_path, model_a_body: str, a_imports: str = "", shared_extra: str = ""):
+    """The probe in `free_function` (pkg/shared.py), called directly only from B's model; A's model
+    (the one the wrapper is built for) does `model_a_body`."""
+    tree = _tree(tmp_path)
+    shared = tree / "pkg/shared.py"
+    shared.write_text(shared.read_text() + '''
+
+def run_callback(cb):
+    return cb()
+''' + shared_extra)
+    b = (tree / "pkg/models/b.py").read_text()
+    (tree / "pkg/models/b.py").write_text(
+        "from pkg.shared import free_function\n" + b.replace("        if hasattr(get_backend()", "        free_function()\n        if hasattr(get_backend()", 1))
+    a = (tree / "pkg/models/a.py").read_text()
+    (tree / "pkg/models/a.py").write_text(a_imports + a.replace("        return 0", "        " + model_a_body, 1))
+    return tree
+
+
+def test_function_called_only_from_other_models_code_is_ruled_out(tmp_path):
+    """The baseline the next tests change: called by name only from B's code, mentioned in a
+    comment and a string of its own module, it is B's code."""
+    tree = _free_function_tree(tmp_path, "return 0", shared_extra='''
+# free_function runs the probe for B
+NAME = "free_function"
+''')
+    assert _confidence(lint(tree))[("Wrapper", "hook_free")] == "low"
+
+
+def test_function_passed_as_a_value_keeps_the_pairing(tmp_path):
+    """A's code hands `free_function` to another function, which calls it: the pairing is live."""
+    tree = _free_function_tree(tmp_path, "return run_callback(free_function)",
+                               "from pkg.shared import free_function, run_callback\n")
+    assert _confidence(lint(tree))[("Wrapper", "hook_free")] == "medium"
+
+
+def test_function_passed_through_its_module_keeps_the_pairing(tmp_path):
+    tree = _free_function_tree(tmp_path, "return shared.run_callback(shared.free_function)",
+                               "from pkg import shared\n")
+    assert _confidence(lint(tree))[("Wrapper", "hook_free")] == "medium"
+
+
+def test_function_stored_in_a_table_keeps_the_pairing(tmp_path):
+    tree = _free_function_tree(tmp_path, "return 0", shared_extra='''
+STEPS = {"free": free_function}
+''')
+    assert _confidence(lint(tree))[("Wrapper", "hook_free")] == "medium"
+
+
+BUILDER_SETUP = '''
+from pkg.backends import Wrapper
+from pkg.configs import AConfig
+
+
+class Builder:
+    def build(self, backend):
+        return Wrapper(backend)
+
+
+def wrap(runner, backend, builder: Builder):
+    if isinstance(runner.model_config.hf_config, AConfig):
+        return builder.build(backend)
+    return backend
+'''
+
+
+def test_method_called_only_under_a_model_test_builds_for_that_model(tmp_path):
+    """The wrapper is built in a method, which is called (by name) only under A's test."""
+    assert _confidence(lint(_tree(tmp_path, BUILDER_SETUP)))[("Wrapper", "hook_b")] == "low"
+
+
+def test_bound_method_used_as_a_value_keeps_the_pairing(tmp_path):
+    """`make = builder.build; make(backend)` calls it under no test."""
+    setup = BUILDER_SETUP + '''
+
+def generic(backend, builder: Builder):
+    make = builder.build
+    return make(backend)
+'''
+    assert _confidence(lint(_tree(tmp_path, setup)))[("Wrapper", "hook_b")] == "medium"
+
+
+def test_method_fetched_by_getattr_and_handed_on_keeps_the_pairing(tmp_path):
+    """`getattr(builder, "build")` handed to another function: called where the tree does not
+    show. (A name computed at run time, `getattr(builder, name)`, is not seen: no pass can.)"""
+    setup = BUILDER_SETUP + '''
+
+def generic(backend, builder: Builder, run):
+    return run(getattr(builder, "build"), backend)
+'''
+    assert _confidence(lint(_tree(tmp_path, setup)))[("Wrapper", "hook_b")] == "medium"

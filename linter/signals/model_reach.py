@@ -20,8 +20,9 @@ Two halves, both read from code structure:
 
 A pairing is ruled out when every construction of the wrapper requires a model test that admits
 none of the model classes reaching the site. Anything unknown keeps the pairing live: a
-construction or a caller that is not seen, a function used through a decorator, a site reached
-from module-level code or from a class built in a way the tree does not show.
+construction or a caller that is not seen, a function used through a decorator or as a value
+(passed, stored, aliased: value_uses.py), a site reached from module-level code or from a class
+built in a way the tree does not show.
 """
 
 from __future__ import annotations
@@ -245,7 +246,13 @@ class _Reach:
                 sym = self.index.resolve_name(m, fn.name)
                 if sym is not None and sym.kind == "function" and sym.qual == f"{module}.{fn.name}":
                     out.append((m, c, f, line))
-        return out if len(out) <= MAX_CALLERS else []
+        if not out or len(out) > MAX_CALLERS:
+            return []
+        # Passed, stored or aliased somewhere (`run(callback)`, `self.cb = obj.m`): called from
+        # where the tree does not show too.
+        uses = self.ctx.model.value_uses
+        used = uses.method(fn.name) if cls is not None else uses.function(module, fn.name)
+        return [] if used else out
 
     def key(self, module: str, raw: tuple, depth: int = 0) -> frozenset | None:
         """What a model test admits: {("cls", class)} and {("mod", module)} items; None when the
