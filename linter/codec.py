@@ -309,7 +309,7 @@ def encode_parsed(p: Parsed) -> tuple:
     summary = None if s is None else (
         s.lines, tuple(map(tuple, s.imports)), tuple(_enc_class(c) for c in s.classes.values()),
         tuple(_enc_function(f) for f in s.functions.values()), _enc_function(s.toplevel), s.dunder_all,
-        s.unguarded_imports, s.slot_reads, s.name_literals, s.attr_values)
+        s.unguarded_imports, s.slot_reads, s.name_literals, s.attr_values, s.name_values, s.handed)
     return (p.digest, summary, p.error)
 
 
@@ -320,8 +320,9 @@ def decode_parsed(plain, digest: str) -> Parsed:
     if summary is None:
         _need(type(error) is tuple and len(error) == 3)
         return Parsed(digest, None, (_str(error[0]), _str(error[1]), _int(error[2])))
-    _need(error is None and type(summary) is tuple and len(summary) == 10)
-    lines, imports, classes, functions, toplevel, dunder_all, unguarded, slot_reads, name_literals, attr_values = summary
+    _need(error is None and type(summary) is tuple and len(summary) == 12)
+    (lines, imports, classes, functions, toplevel, dunder_all, unguarded, slot_reads, name_literals, attr_values,
+     name_values, handed) = summary
     _need(type(imports) is tuple and type(classes) is tuple and (dunder_all is None or type(dunder_all) is tuple))
     _tuple_of(unguarded, lambda i: _need(type(i) is int and 0 <= i < len(imports)))
     decoded_classes = {}
@@ -331,7 +332,8 @@ def decode_parsed(plain, digest: str) -> Parsed:
     return Parsed(digest, ModuleSummary(
         _int(lines), tuple(map(_import, imports)), decoded_classes, _functions(functions),
         _dec_function(toplevel), dunder_all if dunder_all is None else _strs(dunder_all), unguarded,
-        _tuple_of(slot_reads, _str_pair), _tuple_of(name_literals, _name_literal), _strs(attr_values)), None)
+        _tuple_of(slot_reads, _str_pair), _tuple_of(name_literals, _name_literal), _strs(attr_values),
+        _strs(name_values), _tuple_of(handed, _str_pair)), None)
 
 
 def _name_literal(t) -> None:
@@ -369,12 +371,12 @@ def decode_own(plain) -> Parsed:
     digest, summary, error = plain
     if summary is None:
         return Parsed(digest, None, error)
-    lines, imports, classes, functions, toplevel, dunder_all, unguarded, slot_reads, name_literals, attr_values \
-        = summary
+    (lines, imports, classes, functions, toplevel, dunder_all, unguarded, slot_reads, name_literals, attr_values,
+     name_values, handed) = summary
     return Parsed(digest, ModuleSummary(
         lines, tuple([_new(Import, i) for i in imports]), {c[0]: _own_class(c) for c in classes},
         {f[0]: _own_function(f) for f in functions}, _own_function(toplevel), dunder_all, unguarded,
-        slot_reads, name_literals, attr_values), None)
+        slot_reads, name_literals, attr_values, name_values, handed), None)
 
 
 # --- the file map: path -> ((mtime_ns, size), content digest) ---------------------------------------

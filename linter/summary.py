@@ -30,7 +30,7 @@ from .platforms import add_platform_gates, test_platform
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 27
+SUMMARY_VERSION = 28
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -183,6 +183,15 @@ class ModuleSummary:
     # or fetched by `getattr(x, "m")`: a method of that name may be called where the tree does not
     # show (value_uses.py).
     attr_values: tuple[str, ...] = ()
+    # Names (not the function's own locals or parameters) handed on as values: arguments of calls
+    # of anything but a plain or dotted name (those are `handed`; type tests, `isinstance(x, C)`,
+    # hand nothing), container elements, stores into subscripts and other objects' attributes,
+    # lambda bodies, yields, decorator arguments, collections called into (`TABLE[k](...)`).
+    # A class named here may be built where the tree shows no call of it.
+    name_values: tuple[str, ...] = ()
+    # (callee, name): a name handed as an argument to a call of a plain or dotted name
+    # (`Pool(index_cls=C)`, `make(C)`), which decides what the name is given to.
+    handed: tuple[tuple[str, str], ...] = ()
 
     @property
     def globals(self) -> dict[str, tuple[tuple, ...]]:
@@ -383,7 +392,7 @@ def _visit_each(walker: "_FunctionWalker", nodes: list) -> None:
 class ModuleWalk:
     """What the walks of one module's functions gather for the whole module."""
 
-    __slots__ = ("chains", "platform_tested", "keywords", "literals", "attr_values")
+    __slots__ = ("chains", "platform_tested", "keywords", "literals", "attr_values", "name_values", "handed")
 
     def __init__(self) -> None:
         self.chains: list[tuple[str, str]] = []  # (a, b) of every `<expr>.a.b` load
@@ -393,6 +402,8 @@ class ModuleWalk:
         self.platform_tested = False
         self.literals: list[tuple[str, tuple[str, ...]]] = []  # ModuleSummary.name_literals
         self.attr_values: set[str] = set()  # ModuleSummary.attr_values
+        self.name_values: set[str] = set()  # ModuleSummary.name_values
+        self.handed: set[tuple[str, str]] = set()  # ModuleSummary.handed
 
 
 class _FunctionWalker(ast.NodeVisitor):
@@ -403,6 +414,10 @@ class _FunctionWalker(ast.NodeVisitor):
         self.self_name = self_name
         self.imports = imports if imports is not None else []
         self.module = module if module is not None else ModuleWalk()
+        self.params: frozenset[str] = frozenset()  # the function's parameters (_summarise_function)
+        self.module_level = False  # walking module-level code: its locals are the module's names
+        self._type_test = 0  # inside the arguments of `isinstance(...)` and the like
+        self._bound: ast.expr | None = None  # a sequence bound to a name: its binding records it
         self.locals: dict[str, list[tuple]] = {}
         self.hooks: set[str] = set()  # locals bound by `getattr(obj, "name", ...)`
         self.self_attrs: dict[str, list[tuple]] = {}
@@ -505,6 +520,28 @@ class _FunctionWalker(ast.NodeVisitor):
         elif type(target) is ast.Starred:
             self.bind(target.value, value, annotation, line)
 
+    def note_value(self, node: ast.expr, to: str | None = None) -> None:
+        """`node` is handed on as a value (to a call of `to`, a plain or dotted name, if given):
+        note the names it may be (not the function's own)."""
+        kind = type(node)
+        if kind is ast.Name:
+            name = node.id
+            if not _class_like(name):
+                return
+            if self.module_level or (name not in self.locals and name not in self.params and name != self.self_name):
+                if to:
+                    self.module.handed.add((to, name))
+                else:
+                    self.module.name_values.add(name)
+        elif kind is ast.IfExp:
+            self.note_value(node.body, to)
+            self.note_value(node.orelse, to)
+        elif kind is ast.BoolOp:
+            for v in node.values:
+                self.note_value(v, to)
+        elif kind is ast.Starred or kind is ast.NamedExpr:
+            self.note_value(node.value, to)
+
     def _own_attr(self, target: ast.expr) -> str | None:
         """`x` of an assignment target `self.x`."""
         if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == self.self_name:
@@ -529,13 +566,21 @@ class _FunctionWalker(ast.NodeVisitor):
             else:
                 self.bind(target, value, None, node.lineno)
         # The fields the generic walk would visit (`targets`, `value`), without its field loop.
+        vt = type(node.value)
         for target in node.targets:
             if type(target) is not ast.Name:
+                if (vt is ast.Name or vt is ast.IfExp or vt is ast.BoolOp) and (
+                        type(target) is ast.Subscript
+                        or (type(target) is ast.Attribute and self._own_attr(target) is None)):
+                    self.note_value(node.value)  # `table[k] = C`, `obj.cls = C`
                 self.visit(target)
         value = node.value
         if type(value) is ast.Call:
             self.visit_Call(value)
         elif type(value) is not ast.Name and type(value) is not ast.Constant:
+            if type(value) in _SEQUENCES or type(value) is ast.Set:
+                if all(type(t) is ast.Name for t in node.targets):
+                    self._bound = value
             self.visit(value)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
@@ -552,6 +597,8 @@ class _FunctionWalker(ast.NodeVisitor):
         self._note_falsy(node.target, node.value, node.lineno)
         self.bind(node.target, self.ref(node.value), type_ref(node.annotation), node.lineno)
         if node.value is not None:
+            if type(node.target) is ast.Name:
+                self._bound = node.value
             self.visit(node.value)
 
     def _bind_loop(self, target: ast.expr, iter_node: ast.expr) -> None:
@@ -641,6 +688,7 @@ class _FunctionWalker(ast.NodeVisitor):
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self._conditional += 1
+        self.note_value(node.body)
         self.visit(node.body)
         self._conditional -= 1
 
@@ -759,9 +807,15 @@ class _FunctionWalker(ast.NodeVisitor):
     # The commonest containers, their child fields named (the generic walk loops over field names).
     def visit_BinOp(self, node: ast.BinOp) -> None:
         left, right = node.left, node.right
-        if type(left) is not ast.Name and type(left) is not ast.Constant:
+        if type(left) is ast.Name:
+            if self.module_level:
+                self.note_value(left)  # `ALL_POOLS = POOLS + (C,)`: what POOLS holds goes on too
+        elif type(left) is not ast.Constant:
             self.visit(left)
-        if type(right) is not ast.Name and type(right) is not ast.Constant:
+        if type(right) is ast.Name:
+            if self.module_level:
+                self.note_value(right)
+        elif type(right) is not ast.Constant:
             self.visit(right)
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
@@ -778,13 +832,33 @@ class _FunctionWalker(ast.NodeVisitor):
         _visit_each(self, node.comparators)
 
     def visit_Tuple(self, node: ast.Tuple | ast.List) -> None:
+        if self._bound is node:  # `POOLS = (A, B)`: the name's binding holds them (model_reach)
+            self._bound = None
+        elif not self._type_test and (type(node) is ast.Set or type(node.ctx) is ast.Load):
+            self._note_names(node.elts)
         _visit_each(self, node.elts)
 
-    visit_List = visit_Tuple
+    def _note_names(self, nodes: list) -> None:
+        """The plain names among `nodes` that are not the function's own: handed on."""
+        for e in nodes:
+            if type(e) is ast.Name:
+                c = e.id[0]
+                if "A" <= c <= "Z" or c == "_":
+                    self.note_value(e)
+
+    visit_List = visit_Set = visit_Tuple
 
     def visit_Dict(self, node: ast.Dict) -> None:
+        self._note_names(node.values)
         _visit_each(self, node.keys)  # a `**mapping` entry's key is None, which the walk skips
         _visit_each(self, node.values)
+
+    def visit_Yield(self, node: ast.Yield | ast.YieldFrom) -> None:
+        if node.value is not None:
+            self.note_value(node.value)
+            self.visit(node.value)
+
+    visit_YieldFrom = visit_Yield
 
     def visit_Raise(self, node: ast.Raise) -> None:
         if node.exc is not None:
@@ -856,6 +930,8 @@ class _FunctionWalker(ast.NodeVisitor):
                 inner = self.ref(func)
                 if inner and inner[0] == "getattr":
                     callee = inner
+            elif ftype is ast.Subscript and type(func.value) is ast.Name:
+                self.note_value(func.value)  # `TABLE[k](...)`: what the collection holds is built
             last = ""
         if callee is not None:
             kws, dstar = _keywords(keywords) if keywords else (_NO_KEYWORDS, False)
@@ -892,12 +968,49 @@ class _FunctionWalker(ast.NodeVisitor):
             self.visit_Attribute(func, False)
         elif ftype is not ast.Name:
             self.visit(func)
-        _visit_each(self, args)
-        if keywords:
-            _visit_each(self, [kw.value for kw in keywords])
+        if last in _TYPE_TESTS:  # `isinstance(x, C)`, `cast(C, x)`: C is not handed on
+            self._type_test += 1
+            _visit_each(self, args)
+            if keywords:
+                _visit_each(self, [kw.value for kw in keywords])
+            self._type_test -= 1
+            return
+        # Names handed on (summary.name_values, .handed): most arguments are the function's own
+        # locals, tested here before any call is made.
+        # Only class-like names (capitalised, as constructions are recognised): what model_reach
+        # follows; a function handed on is found from the source (value_uses.py).
+        handed = None
+        handlers = _HANDLERS
+        for a in (args if not keywords else [*args, *[kw.value for kw in keywords]]):
+            t = type(a)
+            if t is ast.Name:
+                c = a.id[0]
+                if "A" <= c <= "Z" or c == "_":
+                    handed = [a] if handed is None else [*handed, a]
+                continue
+            if t is ast.Constant:
+                continue
+            if t is ast.IfExp or t is ast.BoolOp or t is ast.Starred:
+                handed = [a] if handed is None else [*handed, a]
+            handler = handlers.get(t, _UNSEEN)
+            if handler is _UNSEEN:
+                handler = _handler(t)
+            if handler is not None:
+                handler(self, a)
+        if handed is not None:
+            to = None
+            if callee is not None and callee[0] != "getattr":
+                to = dotted(func)
+                if to is None and constructed == ("super",):
+                    to = f"super():{node.lineno}"  # a part of this very class (model_reach reads the line)
+            for a in handed:
+                self.note_value(a, to)
 
 
 _NO_KEYWORDS: tuple = ()
+# Calls whose class arguments are tested or named, not built: no hand-over (summary.name_values).
+_TYPE_TESTS = frozenset({"isinstance", "issubclass", "cast", "super", "type", "hasattr", "getattr", "setattr",
+                         "id", "len", "str", "repr", "print", "TypeVar", "NewType"})
 
 
 def _positional(args: list) -> tuple[int, bool]:
@@ -1143,6 +1256,9 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
         self_name = params[0].name
     walker = _FunctionWalker(self_name, imports, module)
     walker.block_end = node.end_lineno or node.lineno
+    if params:
+        walker.params = frozenset([p.name for p in params])
+    _note_header_values(node, module)
     _visit_each(walker, node.body)
     own_returns = len(walker.return_values)
     for nested in walker.nested:
@@ -1170,6 +1286,16 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
         is_checks_only_body(body), tuple(walker.falsy_stores),
         tuple(sorted(walker.other_stores)) if walker.other_stores else (),
     )
+
+
+def _note_header_values(node: ast.AST, module: ModuleWalk) -> None:
+    """Names a decorator's arguments hand on (`@register(C)`: summary.name_values). (A parameter's
+    class default is its annotation's "tdefault": signals/model_reach.py reads it there.)"""
+    for d in node.decorator_list:
+        if type(d) is ast.Call:
+            for a in (*d.args, *[kw.value for kw in d.keywords]):
+                if type(a) is ast.Name:
+                    module.name_values.add(a.id)
 
 
 def _probed_reads(walker: _FunctionWalker) -> tuple[Read, ...]:
@@ -1220,6 +1346,7 @@ def _after_overloads(previous: FunctionInfo | None, fn: FunctionInfo) -> None:
 def _summarise_class(node: ast.ClassDef, prefix: str, classes: dict[str, ClassInfo], pending: list,
                      imports: list[Import], module: ModuleWalk) -> None:
     name = f"{prefix}{node.name}"
+    _note_header_values(node, module)
     info = ClassInfo(
         name=name, line=node.lineno, col=node.col_offset, end_line=node.end_lineno or node.lineno,
         bases=tuple(r for r in (_base_ref(b) for b in node.bases) if r),
@@ -1313,6 +1440,7 @@ def summarise_tree(tree: ast.Module, n_lines: int, module: ModuleWalk | None = N
     module = module if module is not None else ModuleWalk()
     chains = module.chains
     top_walker = _FunctionWalker(None, imports, module)
+    top_walker.module_level = True
     for stmt in tree.body:
         for node in _definitions_in(stmt):
             if isinstance(node, ast.ClassDef):
@@ -1363,6 +1491,7 @@ def summarise_tree(tree: ast.Module, n_lines: int, module: ModuleWalk | None = N
         toplevel=toplevel, dunder_all=dunder_all, unguarded_imports=tuple(unguarded),
         slot_reads=tuple(sorted({c for c in chains if c[0] in filled})),
         name_literals=tuple(module.literals), attr_values=tuple(sorted(module.attr_values)),
+        name_values=tuple(sorted(module.name_values)), handed=tuple(sorted(module.handed)),
     )
 
 

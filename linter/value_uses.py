@@ -60,7 +60,7 @@ class ValueUses:
         qual = f"{module}.{name}"
         names: dict[str, set[str]] = {module: {name}}  # module -> the locals naming the function
         dotted: dict[str, set[str]] = {}  # module -> the dotted names of its module (`pkg.mod`)
-        table = self._import_table()
+        table = self.import_table()
         for key in {name, *module.split(".")}:
             for m, imp in table.get(key, ()):
                 if imp.name == "*":
@@ -86,7 +86,7 @@ class ValueUses:
                 return True
         return False
 
-    def _import_table(self) -> dict[str, list]:
+    def import_table(self) -> dict[str, list]:
         """Every import of the tree under the names it may bind a function or module by: the
         imported name, or for `import a.b`, the last part of the module (`*` imports under every
         name: see `_function`)."""

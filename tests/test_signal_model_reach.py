@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from conftest import lint, write_tree
 
 BACKENDS = '''
@@ -529,3 +531,110 @@ def generic(backend, builder: Builder, run):
     return run(getattr(builder, "build"), backend)
 '''
     assert _confidence(lint(_tree(tmp_path, setup)))[("Wrapper", "hook_b")] == "medium"
+
+
+# --- a class handed on as a value is built where the tree shows no call of it ----------------------
+LAYER = '''
+from pkg.backends import get_backend
+
+
+class SharedLayer:
+    def __init__(self, config):
+        self.config = config
+
+    def run(self):
+        if hasattr(get_backend(), "hook_b"):
+            return get_backend().hook_b()
+
+
+def build_layer(cls, config):
+    return cls(config)
+
+
+class Holder:
+    def __init__(self, config, part_cls):
+        self.part = part_cls(config)
+'''
+
+
+def _layer_tree(tmp_path, a_body: str, a_head: str = "", layer_extra: str = "",
+                b_body: str = "return SharedLayer(self.config).run()"):
+    """SharedLayer (whose `run` probes hook_b) is built by B's model; A's model, the one the
+    wrapper is built for, does `a_body`."""
+    tree = _tree(tmp_path)
+    (tree / "pkg/layer.py").write_text(LAYER + layer_extra)
+    names = ", ".join(["Holder", "SharedLayer", "build_layer",
+                       *re.findall(r"^(?:class|def) (\w+)", layer_extra, re.M)])
+    b = (tree / "pkg/models/b.py").read_text()
+    start = b.index("        if hasattr(get_backend()")
+    end = b.index("\n\n", start)
+    (tree / "pkg/models/b.py").write_text(
+        f"from pkg.layer import {names}\n" + b[:start] + "        " + b_body + b[end:])
+    a = (tree / "pkg/models/a.py").read_text()
+    (tree / "pkg/models/a.py").write_text(
+        f"from pkg.layer import {names}\n" + a_head + a.replace("        return 0", "        " + a_body, 1))
+    return tree
+
+
+def _hook_b(tree):
+    return _confidence(lint(tree))[("Wrapper", "hook_b")]
+
+
+def test_class_built_only_by_another_models_code_is_ruled_out(tmp_path):
+    assert _hook_b(_layer_tree(tmp_path, "return 0")) == "low"
+
+
+def test_class_handed_to_a_function_keeps_the_pairing(tmp_path):
+    """`build_layer(SharedLayer, config)` builds it inside a function, which may keep it anywhere."""
+    assert _hook_b(_layer_tree(tmp_path, "return build_layer(SharedLayer, self.config)")) == "medium"
+
+
+def test_class_called_out_of_a_table_keeps_the_pairing(tmp_path):
+    tree = _layer_tree(tmp_path, "LAYERS[0](self.config)", a_head="LAYERS = [SharedLayer]\n")
+    assert _hook_b(tree) == "medium"
+    table = _layer_tree(tmp_path / "t", 'return 0', a_head='LAYERS = {"x": SharedLayer}\n')
+    assert _hook_b(table) == "medium"  # a dict's values: not followed, whoever reads it
+
+
+def test_class_handed_to_a_constructor_comes_from_where_that_class_is_built(tmp_path):
+    """`Holder(config, part_cls=SharedLayer)` builds it as a part of Holder: from A's code, live;
+    from B's code only, B's."""
+    assert _hook_b(_layer_tree(tmp_path, "return Holder(self.config, part_cls=SharedLayer)")) == "medium"
+    b_only = _layer_tree(tmp_path / "b", "return 0", b_body="return Holder(self.config, part_cls=SharedLayer)")
+    assert _hook_b(b_only) == "low"
+
+
+def test_class_handed_to_the_base_constructor_is_a_part_of_the_subclass(tmp_path):
+    extra = '''
+
+class SharedHolder(Holder):
+    def __init__(self, config):
+        super().__init__(config, part_cls=SharedLayer)
+'''
+    assert _hook_b(_layer_tree(tmp_path, "return SharedHolder(self.config)", layer_extra=extra)) == "medium"
+    b_only = _layer_tree(tmp_path / "b", "return 0", layer_extra=extra, b_body="return SharedHolder(self.config)")
+    assert _hook_b(b_only) == "low"
+
+
+def test_class_default_of_a_parameter_is_built_where_that_function_runs(tmp_path):
+    extra = '''
+
+def build_default(config, cls=SharedLayer):
+    return cls(config)
+'''
+    assert _hook_b(_layer_tree(tmp_path, "return build_default(self.config)", layer_extra=extra)) == "medium"
+    b_only = _layer_tree(tmp_path / "b", "return 0", layer_extra=extra, b_body="return build_default(self.config)")
+    assert _hook_b(b_only) == "low"
+
+
+def test_module_collection_used_only_in_type_tests_hands_nothing_on(tmp_path):
+    """`POOLS = (SharedLayer,)` read only by `isinstance(x, POOLS)`: no hand-over; the same
+    collection iterated and called is one."""
+    tested = _layer_tree(tmp_path, "return isinstance(self.config, POOLS)", a_head="POOLS = (SharedLayer, Holder)\n")
+    assert _hook_b(tested) == "low"
+    called = _layer_tree(tmp_path / "c", "return [c(self.config) for c in POOLS]",
+                         a_head="POOLS = (SharedLayer, Holder)\n")
+    assert _hook_b(called) == "medium"
+    extended = _layer_tree(tmp_path / "e", "return [c(self.config) for c in ALL_POOLS]",
+                           a_head="POOLS = (SharedLayer,)\nALL_POOLS = POOLS + (Holder,)\n")
+    assert _hook_b(extended) == "medium"

@@ -16,12 +16,17 @@ Two halves, both read from code structure:
   the model classes: classes built nowhere in the tree and named in a plugin registration (a
   module-level name that several modules assign their classes to). A class bound to a class
   attribute (`model_cls = FooModel`) and called through the instances' own attribute
-  (`self.model_cls(config)`) is built by that class and the subclasses that keep the binding.
+  (`self.model_cls(config)`) is built by that class and the subclasses that keep the binding. A
+  class handed to a constructor (`Pool(index_cls=C)`, `super().__init__(part_cls=C)`) is built as
+  a part of that class, so it comes from where that class does; a class parameter's default
+  (`def make(cls=C)`) is built where that function runs.
 
 A pairing is ruled out when every construction of the wrapper requires a model test that admits
 none of the model classes reaching the site. Anything unknown keeps the pairing live: a
 construction or a caller that is not seen, a function used through a decorator or as a value
-(passed, stored, aliased: value_uses.py), a site reached from module-level code or from a class
+(passed, stored, aliased: value_uses.py), a class handed to a function or a method, stored in a
+table, an attribute or a collection that code uses as a value (`for c in POOLS: c()`; a collection
+read only by `isinstance` hands nothing on), a site reached from module-level code or from a class
 built in a way the tree does not show.
 """
 
@@ -102,13 +107,21 @@ class _Reach:
         escaped: set[str] = set()  # names used as values: a class built through a variable
         via_local: dict[str, list] = {}  # class name -> functions that call a local bound to it
         class_attrs: dict[str, list] = {}  # name -> (class, attribute) class bodies binding it
+        handed: dict[str, list] = {}  # name -> (module, callee) calls of names it is handed to
+        held_by: dict[str, list] = {}  # name -> (module, global) module-level collections holding it
+        self._mentions: dict[str, frozenset] = {}
         facts = ctx.model.facts
         for mod in self.index.modules.values():
             derived = facts[mod.name].derived
             part = derived.get(_TABLES)
             if part is None:
                 part = derived[_TABLES] = _module_tables(mod.name, mod.summary)
-            m_named, m_escaped, m_via_local, m_globals, m_imported, m_class_attrs = part
+            m_named, m_escaped, m_via_local, m_globals, m_imported, m_class_attrs, m_handed, m_collections = part
+            for name, entries in m_handed.items():
+                handed.setdefault(name, []).extend(entries)
+            for gname, names in m_collections.items():
+                for n in names:
+                    held_by.setdefault(n, []).append((mod.name, gname))
             for name, entries in m_class_attrs.items():
                 class_attrs.setdefault(name, []).extend(entries)
             for name, entries in m_named.items():
@@ -121,8 +134,10 @@ class _Reach:
                 registered.setdefault(gname, set()).update(classes)
             for local in m_imported:
                 imported.setdefault(local, set()).add(mod.name)
+        self.held_by = held_by
         self.named_callers = named
         self.escaped = escaped
+        self.handed = handed
         self.via_local = via_local
         self.class_attrs = class_attrs
         self.imported = imported
@@ -150,7 +165,8 @@ class _Reach:
             if refusal:
                 refused.append(refusal)
                 continue
-            if short(holder) in self.escaped or short(holder) in self.class_attrs:
+            if short(holder) in self.escaped or short(holder) in self.class_attrs or short(holder) in self.handed \
+                    or self._in_used_collection(holder):
                 return None  # also built through a variable the tree does not follow
             for scope, c in self.constructions(holder):
                 callee = c[0]
@@ -402,17 +418,21 @@ class _Reach:
     def _own_roots_uncached(self, holder: str) -> frozenset | None:
         registered = short(holder) in self.registered
         out: set = {holder} if registered else set()
-        if short(holder) in self.escaped and not registered:
+        if (short(holder) in self.escaped or self._in_used_collection(holder)) and not registered:
             return None  # also built through a variable the tree does not follow
         builders = self._class_attr_builders(holder)
         if builders is None and not registered:
             return None
+        handed = self._handed_roots(holder)
+        if handed is None:
+            return None
+        out |= handed
         constructions = list(self.constructions(holder))
         for module, cls, fn in self.via_local.get(short(holder), ()):
             sym = self.index.resolve_name(module, short(holder))
             if sym is not None and sym.qual == holder:
                 constructions.append((_Where(module, cls, fn), None))
-        if not constructions and not builders:
+        if not constructions and not builders and not handed:
             if registered or self.index.subclasses.get(holder):
                 return frozenset(out)  # a model class, or a base or mixin its subclasses stand for
             return None
@@ -423,6 +443,73 @@ class _Reach:
             out |= r
         for b in builders or ():  # each keeps the binding itself: its own instances only
             r = self._own_roots(b)
+            if r is None:
+                return None
+            out |= r
+        return frozenset(out)
+
+    def _in_used_collection(self, holder: str) -> bool:
+        """`holder` is held by a module-level collection or alias (`POOLS = (Holder, ...)`) that
+        some code uses as a value (`for c in POOLS`, `make(POOLS)`, `POOLS[0](...)`): built where
+        the tree shows no call of it. Used only in type tests (`isinstance(x, POOLS)`), or not at
+        all, it hands nothing on. Read in the modules that can name the collection only."""
+        for module, gname in self.held_by.get(short(holder), ()):
+            sym = self.index.resolve_name(module, short(holder))
+            if sym is None or sym.qual != holder:
+                continue
+            if gname in self.named_callers or gname in self.escaped or gname in self.handed:
+                return True
+            for m, name in self._namers(module, gname):
+                if name in self._mentioned_in(m):
+                    return True
+        return False
+
+    def _namers(self, module: str, gname: str) -> list[tuple[str, str]]:
+        """(module, name) pairs: where `module.gname` can be named, and as what: its own module,
+        modules importing it (under their local name) or its module (`mod.gname`), `*` imports."""
+        out = [(module, gname)]
+        table = self.ctx.model.value_uses.import_table()
+        for key in (gname, module.rpartition(".")[2]):
+            for m, imp in table.get(key, ()):
+                out.append((m, imp.local if imp.name == gname else gname))
+        return out
+
+    def _mentioned_in(self, module: str) -> frozenset:
+        """Every name the values of the module's code are made from (attribute names too)."""
+        hit = self._mentions.get(module)
+        if hit is None:
+            out: set[str] = set()
+            summary = self.index.modules[module].summary
+            for _, fn in scopes_of(module, summary):
+                for values in fn.locals.values():
+                    for v in values:
+                        _mentioned(v, out)
+                for v in fn.return_values:
+                    _mentioned(v, out)
+                for assigns in fn.self_attrs.values():
+                    for v, _, _ in assigns:
+                        _mentioned(v, out)
+            hit = self._mentions[module] = frozenset(out)
+        return hit
+
+    def _handed_roots(self, holder: str) -> frozenset | None:
+        """Where `holder` is handed to a constructor (`Pool(index_cls=Holder)`): built as a part
+        of that class, so it comes from where that class does. Handed to anything else (a
+        function, which may keep it anywhere, a registry), or to what the tree cannot resolve:
+        None, unknown."""
+        out: set = set()
+        for module, callee in self.handed.get(short(holder), ()):
+            sym = self.index.resolve_name(module, short(holder))
+            if sym is None or sym.qual != holder:
+                continue  # another class of that name
+            if callee in self.index.classes:  # `super().__init__(part_cls=Holder)` in that class
+                target_qual = callee
+            else:
+                target = self.index.resolve_name(module, callee)
+                if target is None or target.kind != "class" or target.qual not in self.index.classes:
+                    return None
+                target_qual = target.qual
+            r = self._class_roots(target_qual)
             if r is None:
                 return None
             out |= r
@@ -501,6 +588,12 @@ def _module_tables(module: str, summary) -> tuple:
             for assigns in fn.self_attrs.values():
                 for v, _, _ in assigns:
                     _value_names(v, escaped)
+            # `def f(layer_cls=DecoderLayer)`: built (or handed on) by f's own code.
+            for p in fn.params:
+                ann = p.annotation
+                if ann and ann[0] == "tdefault":
+                    via_local.setdefault(ann[1][1].rpartition(".")[2], []).append((module, cqual, fn))
+
     # `model_cls = DeepseekModel` in a class body: built where that class (or a subclass that
     # keeps the attribute) calls it through its instances (`self.model_cls(...)`).
     class_attrs: dict[str, list] = {}
@@ -514,6 +607,26 @@ def _module_tables(module: str, summary) -> tuple:
                     class_attrs.setdefault(n, []).append((f"{module}.{cname}", attr_name))
             else:  # a list of classes, say: used as values
                 _value_names(value, escaped)
+    # Handed on as values (`{"x": C}`, `TABLE[k](...)`, `obj.cls = C`): C may be built where the
+    # tree shows no call of it. Handed to a call of a name (`Pool(index_cls=C)`): decided where
+    # that name is resolved (_Reach._handed_roots).
+    escaped.update(summary.name_values)
+    handed: dict[str, list] = {}
+    for callee, name in summary.handed:
+        if callee.startswith("super():"):  # handed to the base's constructor: a part of this class
+            line = int(callee[8:])
+            owner = next((c for c, f in scopes_of(module, summary) if c and f.line <= line <= f.end_line), None)
+            callee = f"{owner}" if owner else callee
+        handed.setdefault(name, []).append((module, callee))
+    # Module-level collections and aliases (`POOLS = (A, B)`): what they hold is handed on where
+    # the collection is (a module using `POOLS` only in `isinstance(x, POOLS)` hands nothing).
+    collections: dict[str, frozenset] = {}
+    for gname, values in summary.globals.items():
+        names = set()
+        for v in values:
+            _value_names(v, names)
+        if names:
+            collections[gname] = frozenset(names)
     globals_: dict[str, set[str]] = {}
     for gname, values in summary.globals.items():
         classes = {v[1] for value in values
@@ -522,7 +635,7 @@ def _module_tables(module: str, summary) -> tuple:
         if classes:
             globals_[gname] = classes
     return (named, frozenset(escaped), via_local, globals_, frozenset(imp.local for imp in summary.imports),
-            class_attrs)
+            class_attrs, handed, collections)
 
 
 ModelReach.per_module = (_TABLES, _module_tables)
@@ -537,6 +650,24 @@ def _value_names(ref, out: set[str], depth: int = 0) -> None:
     elif ref[0] in ("union", "seq"):
         for item in ref[1]:
             _value_names(item, out, depth + 1)
+
+
+def _mentioned(ref, out: set[str], depth: int = 0) -> None:
+    """Every name an expression's value is made from (`POOLS[i]`, `iter(POOLS)`, `f(POOLS)`)."""
+    if not ref or depth > 8 or type(ref) is not tuple:
+        return
+    if ref[0] == "name":
+        out.add(ref[1])
+        return
+    if ref[0] == "attr" and type(ref[2]) is str:
+        out.add(ref[2])  # `mod.POOLS`
+    for part in ref[1:]:
+        if type(part) is tuple:
+            if part and type(part[0]) is tuple:
+                for item in part:
+                    _mentioned(item, out, depth + 1)
+            else:
+                _mentioned(part, out, depth + 1)
 
 
 def _label(raw: tuple) -> str:
