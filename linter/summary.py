@@ -183,11 +183,12 @@ class ModuleSummary:
     # or fetched by `getattr(x, "m")`: a method of that name may be called where the tree does not
     # show (value_uses.py).
     attr_values: tuple[str, ...] = ()
-    # Names (not the function's own locals or parameters) handed on as values: arguments of calls
-    # of anything but a plain or dotted name (those are `handed`; type tests, `isinstance(x, C)`,
-    # hand nothing), container elements, stores into subscripts and other objects' attributes,
-    # lambda bodies, yields, decorator arguments, collections called into (`TABLE[k](...)`).
-    # A class named here may be built where the tree shows no call of it.
+    # Class-like names (capitalised; not the function's own locals or parameters) handed on as
+    # values: arguments of calls of anything but a plain or dotted name (those are `handed`; type
+    # tests, `isinstance(x, C)`, hand nothing), container elements, stores into subscripts and
+    # other objects' attributes, lambda bodies, yields, decorator arguments; and any name of a
+    # collection called into (`table[k](...)`) or extended at module level (`ALL = POOLS + ...`).
+    # A class named here may be built where the tree shows no call of it (signals/model_reach.py).
     name_values: tuple[str, ...] = ()
     # (callee, name): a name handed as an argument to a call of a plain or dotted name
     # (`Pool(index_cls=C)`, `make(C)`), which decides what the name is given to.
@@ -520,13 +521,14 @@ class _FunctionWalker(ast.NodeVisitor):
         elif type(target) is ast.Starred:
             self.bind(target.value, value, annotation, line)
 
-    def note_value(self, node: ast.expr, to: str | None = None) -> None:
+    def note_value(self, node: ast.expr, to: str | None = None, any_name: bool = False) -> None:
         """`node` is handed on as a value (to a call of `to`, a plain or dotted name, if given):
-        note the names it may be (not the function's own)."""
+        note the class-like names it may be (not the function's own), or any name (`any_name`: a
+        collection called into or extended, whatever its name)."""
         kind = type(node)
         if kind is ast.Name:
             name = node.id
-            if not _class_like(name):
+            if not any_name and not class_like(name):
                 return
             if self.module_level or (name not in self.locals and name not in self.params and name != self.self_name):
                 if to:
@@ -809,12 +811,12 @@ class _FunctionWalker(ast.NodeVisitor):
         left, right = node.left, node.right
         if type(left) is ast.Name:
             if self.module_level:
-                self.note_value(left)  # `ALL_POOLS = POOLS + (C,)`: what POOLS holds goes on too
+                self.note_value(left, any_name=True)  # `ALL_POOLS = POOLS + (C,)`: POOLS's classes go on
         elif type(left) is not ast.Constant:
             self.visit(left)
         if type(right) is ast.Name:
             if self.module_level:
-                self.note_value(right)
+                self.note_value(right, any_name=True)
         elif type(right) is not ast.Constant:
             self.visit(right)
 
@@ -931,7 +933,7 @@ class _FunctionWalker(ast.NodeVisitor):
                 if inner and inner[0] == "getattr":
                     callee = inner
             elif ftype is ast.Subscript and type(func.value) is ast.Name:
-                self.note_value(func.value)  # `TABLE[k](...)`: what the collection holds is built
+                self.note_value(func.value, any_name=True)  # `TABLE[k](...)`: what it holds is built
             last = ""
         if callee is not None:
             kws, dstar = _keywords(keywords) if keywords else (_NO_KEYWORDS, False)
@@ -1060,7 +1062,7 @@ def _call_sites(walker: "_FunctionWalker") -> list[CallSite]:
     return out
 
 
-def _class_like(name: str) -> bool:
+def class_like(name: str) -> bool:
     """A class name by convention: capitalised, after any leading underscores (`_Stage`). (The
     hottest places spell the test out: a call per call site costs.)"""
     return name.lstrip("_")[:1].isupper()
@@ -1081,7 +1083,7 @@ def _passes_construction(args: list, keywords: list) -> bool:
 
 def _names_a_class(values: list | None) -> bool:
     """A local bound to a CamelCase name (`cls = HybridBackend`): calling it constructs."""
-    return bool(values) and any(v and v[0] == "name" and _class_like(v[1]) for v in values)
+    return bool(values) and any(v and v[0] == "name" and class_like(v[1]) for v in values)
 
 
 def _callee_name(func: ast.expr) -> str:
@@ -1221,7 +1223,7 @@ def _param_type(annotation: ast.expr | None, default: ast.expr | None) -> tuple 
     ref = type_ref(annotation)
     if default is not None and type(default) in (ast.Name, ast.Attribute):
         name = dotted(default)
-        if name and _class_like(name.rsplit(".", 1)[-1]):
+        if name and class_like(name.rsplit(".", 1)[-1]):
             return ("tdefault", (ref, name))
     return ref
 

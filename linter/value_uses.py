@@ -48,8 +48,9 @@ class ValueUses:
         return self._memo[key]
 
     def method(self, name: str) -> bool:
-        """Whether some module uses an attribute `name` other than by calling it (`obj.name` as a
-        value), or names it in a string: a method of that name may be called from anywhere."""
+        """Whether some module loads an attribute `name` other than to call it (`obj.name` as a
+        value) or fetches it by `getattr(x, "name")`: a method of that name may be called from
+        anywhere."""
         key = ("m", name)
         if key not in self._memo:
             self._memo[key] = self._method(name)
@@ -79,8 +80,10 @@ class ValueUses:
             text = self._source(path)
             if text is None:
                 return True
-            if not any(_suspicious(text, n.encode()) for n in (*local, *via)):
-                continue  # every mention is a call, a `def` or an import
+            quoted = (b'"%s"' % name.encode(), b"'%s'" % name.encode())
+            if not any(_suspicious(text, n.encode()) for n in (*local, *(f"{v}.{name}" for v in via))) \
+                    and not (via and (quoted[0] in text or quoted[1] in text)):
+                continue  # every mention is a call, a `def`, an import, a comment or a one-line string
             tree = self._tree(path)
             if tree is None or _uses_as_value(tree, local, via, name):
                 return True

@@ -482,6 +482,12 @@ def test_function_passed_through_its_module_keeps_the_pairing(tmp_path):
     assert _confidence(lint(tree))[("Wrapper", "hook_free")] == "medium"
 
 
+def test_function_fetched_from_its_module_by_name_keeps_the_pairing(tmp_path):
+    tree = _free_function_tree(tmp_path, 'return shared.run_callback(getattr(shared, "free_function"))',
+                               "from pkg import shared\n")
+    assert _confidence(lint(tree))[("Wrapper", "hook_free")] == "medium"
+
+
 def test_function_stored_in_a_table_keeps_the_pairing(tmp_path):
     tree = _free_function_tree(tmp_path, "return 0", shared_extra='''
 STEPS = {"free": free_function}

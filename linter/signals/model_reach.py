@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..confidence import Pairing, Signal
 from ..facts import scopes_of
 from ..findings import Reason, short
-from ..summary import KEY_SEP
+from ..summary import KEY_SEP, class_like
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -459,6 +459,8 @@ class _Reach:
                 continue
             if gname in self.named_callers or gname in self.escaped or gname in self.handed:
                 return True
+            if not class_like(gname):
+                return True  # handed on as an argument, it would not be noted (summary.name_values)
             for m, name in self._namers(module, gname):
                 if name in self._mentioned_in(m):
                     return True
@@ -616,7 +618,7 @@ def _module_tables(module: str, summary) -> tuple:
         if callee.startswith("super():"):  # handed to the base's constructor: a part of this class
             line = int(callee[8:])
             owner = next((c for c, f in scopes_of(module, summary) if c and f.line <= line <= f.end_line), None)
-            callee = f"{owner}" if owner else callee
+            callee = owner or callee
         handed.setdefault(name, []).append((module, callee))
     # Module-level collections and aliases (`POOLS = (A, B)`): what they hold is handed on where
     # the collection is (a module using `POOLS` only in `isinstance(x, POOLS)` hands nothing).
@@ -653,7 +655,8 @@ def _value_names(ref, out: set[str], depth: int = 0) -> None:
 
 
 def _mentioned(ref, out: set[str], depth: int = 0) -> None:
-    """Every name an expression's value is made from (`POOLS[i]`, `iter(POOLS)`, `f(POOLS)`)."""
+    """Every name an expression's value is made from (`POOLS[i]`, `iter(POOLS)`, `mod.POOLS`, the
+    callee of `f()`; a call's arguments are not in the ref: summary.name_values has those)."""
     if not ref or depth > 8 or type(ref) is not tuple:
         return
     if ref[0] == "name":
