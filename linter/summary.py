@@ -418,7 +418,6 @@ class _FunctionWalker(ast.NodeVisitor):
         self.params: frozenset[str] = frozenset()  # the function's parameters (_summarise_function)
         self.module_level = False  # walking module-level code: its locals are the module's names
         self._type_test = 0  # inside the arguments of `isinstance(...)` and the like
-        self._bound: ast.expr | None = None  # a sequence bound to a name: its binding records it
         self.locals: dict[str, list[tuple]] = {}
         self.hooks: set[str] = set()  # locals bound by `getattr(obj, "name", ...)`
         self.self_attrs: dict[str, list[tuple]] = {}
@@ -579,10 +578,9 @@ class _FunctionWalker(ast.NodeVisitor):
         value = node.value
         if type(value) is ast.Call:
             self.visit_Call(value)
+        elif (type(value) in _SEQUENCES or type(value) is ast.Set) and all(type(t) is ast.Name for t in node.targets):
+            _visit_each(self, value.elts)  # `POOLS = (A, B)`: the name's binding holds them (model_reach)
         elif type(value) is not ast.Name and type(value) is not ast.Constant:
-            if type(value) in _SEQUENCES or type(value) is ast.Set:
-                if all(type(t) is ast.Name for t in node.targets):
-                    self._bound = value
             self.visit(value)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
@@ -598,10 +596,11 @@ class _FunctionWalker(ast.NodeVisitor):
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         self._note_falsy(node.target, node.value, node.lineno)
         self.bind(node.target, self.ref(node.value), type_ref(node.annotation), node.lineno)
-        if node.value is not None:
-            if type(node.target) is ast.Name:
-                self._bound = node.value
-            self.visit(node.value)
+        value = node.value
+        if (type(value) in _SEQUENCES or type(value) is ast.Set) and type(node.target) is ast.Name:
+            _visit_each(self, value.elts)  # as in visit_Assign
+        elif value is not None:
+            self.visit(value)
 
     def _bind_loop(self, target: ast.expr, iter_node: ast.expr) -> None:
         if isinstance(iter_node, ast.Call) and isinstance(iter_node.func, ast.Name) \
@@ -834,9 +833,7 @@ class _FunctionWalker(ast.NodeVisitor):
         _visit_each(self, node.comparators)
 
     def visit_Tuple(self, node: ast.Tuple | ast.List) -> None:
-        if self._bound is node:  # `POOLS = (A, B)`: the name's binding holds them (model_reach)
-            self._bound = None
-        elif not self._type_test and (type(node) is ast.Set or type(node.ctx) is ast.Load):
+        if not self._type_test and (type(node) is ast.Set or type(node.ctx) is ast.Load):
             self._note_names(node.elts)
         _visit_each(self, node.elts)
 

@@ -24,7 +24,8 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
-from .discover import MAX_FILE_BYTES, open_source
+from .source_lines import read_source
+from .summary import dotted
 
 if TYPE_CHECKING:
     from .index import TreeIndex
@@ -61,9 +62,8 @@ class ValueUses:
         qual = f"{module}.{name}"
         names: dict[str, set[str]] = {module: {name}}  # module -> the locals naming the function
         dotted: dict[str, set[str]] = {}  # module -> the dotted names of its module (`pkg.mod`)
-        table = self.import_table()
         for key in {name, *module.split(".")}:
-            for m, imp in table.get(key, ()):
+            for m, imp in self.importers(key):
                 if imp.name == "*":
                     names.setdefault(m, set()).add(name)  # taken from whichever module: assume this one
                     continue
@@ -89,28 +89,18 @@ class ValueUses:
                 return True
         return False
 
-    def import_table(self) -> dict[str, list]:
-        """Every import of the tree under the names it may bind a function or module by: the
-        imported name, or for `import a.b`, the last part of the module (`*` imports under every
-        name: see `_function`)."""
+    def importers(self, key: str) -> list:
+        """(module, import) for every import of the tree that may bind a function or module under
+        `key`: importing that name, or for `import a.b`, a module whose last part it is; and every
+        `*` import, which may take anything."""
         if self._imports is None:
             table: dict[str, list] = {}
-            stars: list = []
             for m, mod in self.index.modules.items():
                 for imp in mod.summary.imports:
-                    key = imp.name
-                    if key is None:
-                        key = imp.module.rpartition(".")[2]
-                    elif key == "*":
-                        stars.append((m, imp))
-                        continue
-                    entries = table.get(key)
-                    if entries is None:
-                        table[key] = [(m, imp)]
-                    else:
-                        entries.append((m, imp))
-            self._imports = _StarTable(table, stars)
-        return self._imports
+                    name = imp.module.rpartition(".")[2] if imp.name is None else imp.name
+                    table.setdefault(name, []).append((m, imp))
+            self._imports = table
+        return [*self._imports.get(key, ()), *self._imports.get("*", ())]
 
     # --- methods ---------------------------------------------------------------------------------
     def _method(self, name: str) -> bool:
@@ -121,12 +111,7 @@ class ValueUses:
     # --- reading ---------------------------------------------------------------------------------
     def _source(self, path: str) -> bytes | None:
         if path not in self._text:
-            try:
-                with open_source(path) as fh:
-                    data = fh.read(MAX_FILE_BYTES + 1)
-                self._text[path] = data if len(data) <= MAX_FILE_BYTES else None
-            except OSError:
-                self._text[path] = None
+            self._text[path] = read_source(path)
         return self._text[path]
 
     def _tree(self, path: str) -> ast.Module | None:
@@ -195,17 +180,6 @@ def _in_comment_or_string(head: bytes) -> bool:
     return quote is not None
 
 
-class _StarTable(dict):
-    """The import table, where every key also finds the `from x import *` imports."""
-
-    def __init__(self, table: dict, stars: list):
-        super().__init__(table)
-        self.stars = stars
-
-    def get(self, key, default=None):
-        return [*super().get(key, ()), *self.stars]
-
-
 def _uses_as_value(tree: ast.Module, names: set[str], modules: set[str], attr: str) -> bool:
     """A load of one of `names`, or of `<one of modules>.attr`, that is not the callee of a call;
     a decorator (`@name`) counts: the tree shows no call of what it returns."""
@@ -218,19 +192,9 @@ def _uses_as_value(tree: ast.Module, names: set[str], modules: set[str], attr: s
             if node.id in names and type(node.ctx) is ast.Load and id(node) not in callees:
                 return True
         elif kind is ast.Attribute:
-            if modules and node.attr == attr and id(node) not in callees and _dotted(node.value) in modules:
+            if modules and node.attr == attr and id(node) not in callees and dotted(node.value) in modules:
                 return True
         elif kind is ast.Constant and modules and node.value == attr:
             return True  # `getattr(module, "name")`
     return False
 
-
-def _dotted(node: ast.expr) -> str | None:
-    parts = []
-    while type(node) is ast.Attribute:
-        parts.append(node.attr)
-        node = node.value
-    if type(node) is not ast.Name:
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))

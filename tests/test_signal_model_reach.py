@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from conftest import lint, write_tree
 
 BACKENDS = '''
@@ -469,29 +471,16 @@ NAME = "free_function"
     assert _confidence(lint(tree))[("Wrapper", "hook_free")] == "low"
 
 
-def test_function_passed_as_a_value_keeps_the_pairing(tmp_path):
-    """A's code hands `free_function` to another function, which calls it: the pairing is live."""
-    tree = _free_function_tree(tmp_path, "return run_callback(free_function)",
-                               "from pkg.shared import free_function, run_callback\n")
-    assert _confidence(lint(tree))[("Wrapper", "hook_free")] == "medium"
-
-
-def test_function_passed_through_its_module_keeps_the_pairing(tmp_path):
-    tree = _free_function_tree(tmp_path, "return shared.run_callback(shared.free_function)",
-                               "from pkg import shared\n")
-    assert _confidence(lint(tree))[("Wrapper", "hook_free")] == "medium"
-
-
-def test_function_fetched_from_its_module_by_name_keeps_the_pairing(tmp_path):
-    tree = _free_function_tree(tmp_path, 'return shared.run_callback(getattr(shared, "free_function"))',
-                               "from pkg import shared\n")
-    assert _confidence(lint(tree))[("Wrapper", "hook_free")] == "medium"
-
-
-def test_function_stored_in_a_table_keeps_the_pairing(tmp_path):
-    tree = _free_function_tree(tmp_path, "return 0", shared_extra='''
-STEPS = {"free": free_function}
-''')
+@pytest.mark.parametrize("a_body, a_imports, shared_extra", [
+    # A's code hands `free_function` to another function, which calls it
+    ("return run_callback(free_function)", "from pkg.shared import free_function, run_callback\n", ""),
+    ("return shared.run_callback(shared.free_function)", "from pkg import shared\n", ""),
+    ('return shared.run_callback(getattr(shared, "free_function"))', "from pkg import shared\n", ""),
+    # stored in a table of its own module
+    ("return 0", "", '\nSTEPS = {"free": free_function}\n'),
+], ids=["passed", "passed-through-its-module", "fetched-by-name", "stored-in-a-table"])
+def test_function_used_as_a_value_keeps_the_pairing(tmp_path, a_body, a_imports, shared_extra):
+    tree = _free_function_tree(tmp_path, a_body, a_imports, shared_extra)
     assert _confidence(lint(tree))[("Wrapper", "hook_free")] == "medium"
 
 
@@ -631,6 +620,15 @@ def build_default(config, cls=SharedLayer):
     assert _hook_b(_layer_tree(tmp_path, "return build_default(self.config)", layer_extra=extra)) == "medium"
     b_only = _layer_tree(tmp_path / "b", "return 0", layer_extra=extra, b_body="return build_default(self.config)")
     assert _hook_b(b_only) == "low"
+
+
+def test_class_default_named_through_its_module_keeps_the_pairing(tmp_path):
+    """`def build_default(config, cls=layer.SharedLayer)` in a module that has no name
+    `SharedLayer` of its own: where it is built is not followed, so it is unknown."""
+    tree = _layer_tree(tmp_path, "return build_default(self.config)", a_head="from pkg.factory import build_default\n")
+    (tree / "pkg/factory.py").write_text(
+        "from pkg import layer\n\n\ndef build_default(config, cls=layer.SharedLayer):\n    return cls(config)\n")
+    assert _hook_b(tree) == "medium"
 
 
 def test_module_collection_used_only_in_type_tests_hands_nothing_on(tmp_path):

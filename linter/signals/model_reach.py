@@ -470,9 +470,8 @@ class _Reach:
         """(module, name) pairs: where `module.gname` can be named, and as what: its own module,
         modules importing it (under their local name) or its module (`mod.gname`), `*` imports."""
         out = [(module, gname)]
-        table = self.ctx.model.value_uses.import_table()
         for key in (gname, module.rpartition(".")[2]):
-            for m, imp in table.get(key, ()):
+            for m, imp in self.ctx.model.value_uses.importers(key):
                 out.append((m, imp.local if imp.name == gname else gname))
         return out
 
@@ -594,7 +593,10 @@ def _module_tables(module: str, summary) -> tuple:
             for p in fn.params:
                 ann = p.annotation
                 if ann and ann[0] == "tdefault":
-                    via_local.setdefault(ann[1][1].rpartition(".")[2], []).append((module, cqual, fn))
+                    if "." in ann[1][1]:  # `cls=layers.C`: the local entry resolves plain names only
+                        escaped.add(ann[1][1].rpartition(".")[2])
+                    else:
+                        via_local.setdefault(ann[1][1], []).append((module, cqual, fn))
 
     # `model_cls = DeepseekModel` in a class body: built where that class (or a subclass that
     # keeps the attribute) calls it through its instances (`self.model_cls(...)`).
