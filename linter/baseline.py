@@ -14,11 +14,13 @@ import json
 import os
 from collections import Counter
 
-from .atomic import atomic_write_bytes
+from .userfiles import Refused, output_target, read_regular, replace_file
 from .discover import path_within
 from .findings import Finding, unlabelled
 
 BASELINE_VERSION = 1
+MAX_BASELINE_BYTES = 64 * 2**20  # a baseline of 100,000 findings is about 30 MB
+MAX_COUNT = 2**31  # far above any real count; a bigger one is not a count
 
 
 def fingerprint(f: Finding, path: str | None = None) -> str:
@@ -53,30 +55,48 @@ def build(findings: list[Finding], display_to_abs: dict[str, str], root: str | N
     return {"version": BASELINE_VERSION, "tool": "attn-lint", "findings": entries}
 
 
-def write(path: str, findings: list[Finding], display_to_abs: dict[str, str], root: str | None) -> int:
+def write(path: str, findings: list[Finding], display_to_abs: dict[str, str], root: str | None,
+          project_root: str) -> int:
+    """Write the baseline; ValueError with a one-line message where `path` cannot or must not be
+    written (a link the project planted that leads out of it, a device, a missing folder)."""
     doc = build(findings, display_to_abs, root)
     text = json.dumps(doc, indent=2, sort_keys=False) + "\n"
-    atomic_write_bytes(path, text.encode("utf-8"))
+    try:
+        replace_file(output_target(path, project_root, f"baseline {path}"), text.encode("utf-8"))
+    except Refused as exc:
+        raise ValueError(str(exc)) from None
+    except OSError as exc:
+        raise ValueError(f"cannot write baseline {path}: {exc.strerror or exc}") from None
     return sum(e["count"] for e in doc["findings"])
 
 
 def load(path: str) -> Counter[str]:
     """Fingerprint -> count. Raises ValueError with a clear message for a bad file."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except OSError as exc:
-        raise ValueError(f"cannot read baseline {path}: {exc.strerror or exc}") from None
+        raw = read_regular(path, MAX_BASELINE_BYTES, f"baseline {path}")
+    except Refused as exc:
+        raise ValueError(str(exc)) from None
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ValueError(f"baseline {path} is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"baseline {path} is not JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"baseline {path} is nested too deeply to be a baseline") from None
     if not isinstance(doc, dict) or doc.get("version") != BASELINE_VERSION or not isinstance(
             doc.get("findings"), list):
         raise ValueError(f"baseline {path} is not an attn-lint baseline (version {BASELINE_VERSION})")
     out: Counter[str] = Counter()
-    for e in doc["findings"]:
+    for n, e in enumerate(doc["findings"], 1):
         if not isinstance(e, dict) or not isinstance(e.get("fingerprint"), str):
-            raise ValueError(f"baseline {path}: entry without a fingerprint: {e!r}")
-        out[e["fingerprint"]] += int(e.get("count", 1))
+            raise ValueError(f"baseline {path}: entry {n} has no fingerprint")
+        count = e.get("count", 1)
+        # JSON numbers can be floats, 1e999 or true: only a whole count in range is one.
+        if type(count) is not int or not 0 <= count <= MAX_COUNT:
+            raise ValueError(f"baseline {path}: entry {n} has a `count` that is not a whole number "
+                             f"from 0 to {MAX_COUNT}")
+        out[e["fingerprint"]] += count
     return out
 
 

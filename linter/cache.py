@@ -5,7 +5,9 @@ Layout under the cache folder:
     packs/pack-<key>.pack            many summaries written at once (a large parse's new ones): one
                                      file, where thousands of entry files cost seconds of file
                                      creation on some file systems
-    stat-<key>.entry                 path -> (mtime_ns, size, hash): skip re-reading unchanged files
+    stat-<key>.entry                 path -> ((mtime_ns, size, ctime_ns, inode), hash): skip re-reading
+                                     unchanged files (an edit that puts the mtime back, `touch -r`,
+                                     still moves the ctime)
     result-<key>.entry               the whole run's result for one exact set of file hashes
     astroid-<key>.entry              astroid's answers, by probing file content and position
 Writes go to a temporary file first and are renamed into place, so a crash or a parallel run
@@ -17,6 +19,14 @@ would, one after another, behind its index (a sealed entry of its own: digest, o
 Nothing is ever unpickled, and an entry is decoded only when its digest matches, so a damaged,
 truncated, renamed or planted entry, a FIFO or anything but a regular file is a miss: the run
 parses again and never fails or serves it.
+
+The digest's key is a secret of the user's, never derived from public values: whoever can write
+into a cache folder (a CI cache shared between jobs, a cache folder inside a repository) could
+otherwise seal an entry of their own that says "no findings". It is 32 random bytes in
+$XDG_CONFIG_HOME/attn-lint/cache-key (created 0600, in a folder made 0700, outside every cache
+and repository), or derived from $ATTN_LINT_CACHE_KEY where a CI job keeps its key among its
+secrets. Where neither can be had (a read-only home), the key lives as long as the process: the
+cache then only serves the process that wrote it (the resident server).
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ import hashlib
 import hmac
 import marshal
 import os
+import secrets
 import stat
 import sys
 
@@ -35,7 +46,7 @@ from .summary import SUMMARY_VERSION
 # The modules of linter/ that cannot decide findings (command line, output, serving, fixing,
 # the comparisons made after the analysis); every other module keys the cache, so that a module
 # added later keys it too (an allow-list once missed two that decide findings).
-PRESENTATION_MODULES = {"cli.py", "config.py", "server.py", "fix.py", "baseline.py", "suppress.py", "atomic.py"}
+PRESENTATION_MODULES = {"cli.py", "config.py", "server.py", "fix.py", "baseline.py", "suppress.py"}
 # What decides a stored summary's bytes.
 STORAGE_MODULES = ("summary.py", "reaching.py", "deepstack.py", "codec.py", "cache.py")
 
@@ -82,18 +93,86 @@ def entry_name(kind: str, key, size: int = 8) -> str:
     return f"{kind}-{hashlib.blake2b(repr(key).encode(), digest_size=size).hexdigest()}.entry"
 
 
-_MAGIC = b"ALc\x01"
-_SEAL_KEY = SUMMARY_KEY.encode()[:64]  # blake2b takes at most 64 key bytes
+KEY_ENV = "ATTN_LINT_CACHE_KEY"
+_KEY_BYTES_LEN = 32
+_keys: dict[str, bytes] = {}  # where the secret came from -> the seal key made of it
+
+
+def key_file() -> str:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "attn-lint", "cache-key")
+
+
+def seal_key() -> bytes:
+    """The key of every entry's digest: this build's SUMMARY_KEY keyed by the user's secret."""
+    given = os.environ.get(KEY_ENV)
+    where = f"env:{given}" if given else key_file()
+    key = _keys.get(where)
+    if key is None:
+        secret = hashlib.blake2b(given.encode(), digest_size=_KEY_BYTES_LEN).digest() if given \
+            else _user_secret(where)
+        key = _keys[where] = hashlib.blake2b(SUMMARY_KEY.encode(), key=secret, digest_size=32).digest()
+    return key
+
+
+def _user_secret(path: str) -> bytes:
+    """The secret in `path`, made there when missing or unfit (not a regular file of ours that
+    only we can read); a secret of this process alone where it cannot be kept."""
+    secret = _read_secret(path)
+    if secret is not None:
+        return secret
+    fresh = secrets.token_bytes(_KEY_BYTES_LEN)
+    folder = os.path.dirname(path)
+    tmp = os.path.join(folder, f".cache-key-{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with open(fd, "wb") as fh:
+            fh.write(fresh)
+        try:
+            os.link(tmp, path)  # appears whole or not at all, and never over another process's key
+        except FileExistsError:
+            if _read_secret(path) is None:  # unfit: a link, another owner's, readable by others
+                os.replace(tmp, path)
+        return _read_secret(path) or fresh
+    except OSError:
+        return fresh
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def _read_secret(path: str) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077 \
+                or st.st_size != _KEY_BYTES_LEN:
+            return None
+        data = os.read(fd, _KEY_BYTES_LEN + 1)
+        return data if len(data) == _KEY_BYTES_LEN else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+_MAGIC = b"ALc\x02"
 _SEAL_SIZE = 16
 _HEADER_SIZE = len(_MAGIC) + _SEAL_SIZE
-_PACK_MAGIC = b"ALp\x01"
+_PACK_MAGIC = b"ALp\x02"
 _PACK_HEAD = len(_PACK_MAGIC) + 8  # then the index's length, then the index, then the entries
 MAX_ENTRY_BYTES = 512 * 1024 * 1024  # far above any real entry; a bigger file is not one of ours
 PACK_BYTES = 128 * 1024 * 1024  # a pack's entries (sglang's 1.8 M lines: 50 MB)
 
 
 def _seal_digest(name: str, payload) -> bytes:
-    h = hashlib.blake2b(name.encode(), key=_SEAL_KEY, digest_size=_SEAL_SIZE)
+    h = hashlib.blake2b(name.encode(), key=seal_key(), digest_size=_SEAL_SIZE)
     h.update(payload)
     return h.digest()
 
@@ -191,7 +270,7 @@ class Cache:
 
     def _write_pack(self, index: list[tuple[str, int, int]], chunks: list[bytes]) -> None:
         # Named by what it holds: two runs that write the same summaries write the same pack.
-        key = hashlib.blake2b("\n".join(d for d, _, _ in index).encode(), key=_SEAL_KEY, digest_size=16)
+        key = hashlib.blake2b("\n".join(d for d, _, _ in index).encode(), key=seal_key(), digest_size=16)
         name = f"pack-{key.hexdigest()}.pack"
         head = seal(name, tuple(index))
         self._write(os.path.join(self.dir, "packs", name),
@@ -365,7 +444,7 @@ class Cache:
     def _write(cls, path: str, data: bytes) -> None:
         folder = os.path.dirname(path)
         # A name of this process's own: parallel runs and workers never write the same temporary
-        # file, and the rename makes the entry appear whole or not at all. (atomic.py writes user
+        # file, and the rename makes the entry appear whole or not at all. (userfiles.py writes user
         # files: it keeps their permissions, at the price of mkstemp and chmod on every write.)
         tmp = os.path.join(folder, f".tmp-{os.getpid()}-{os.path.basename(path)}")
         try:

@@ -203,6 +203,8 @@ def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_ast
     except ConfigError as exc:
         click.echo(f"attn-lint: configuration error: {exc}", err=True)
         sys.exit(2)
+    for note in resolved.notes:
+        click.echo(f"attn-lint: note: {note}", err=True)
     # `select` naming AL900 (on the command line or in pyproject.toml) asks for the unused-
     # suppression report, as --report-unused-suppressions does; `ignore` naming it wins over both.
     opts.report_unused = resolved.report_unused or (opts.report_unused and not resolved.unused_ignored)
@@ -234,6 +236,12 @@ def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_ast
 
 def run(resolved: Resolved, opts: RunOptions) -> int:
     """One analysis run; returns the exit status."""
+    if opts.write_baseline:  # refused before the analysis, not after minutes of it
+        from .userfiles import Refused, output_target
+        try:
+            output_target(opts.write_baseline, resolved.config.root, f"baseline {opts.write_baseline}")
+        except Refused as exc:
+            raise CliError(str(exc)) from None
     want_context = opts.fix or opts.diff or opts.verify  # runtime verification needs the context too
     result = postprocess(_analyse(resolved, keep_context=want_context), resolved, opts)
     if not result.files and not result.errors:
@@ -243,13 +251,17 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
     if opts.write_baseline:
         from . import baseline
         # Every finding, latent ones too: one that changes confidence later is not new.
-        n = baseline.write(opts.write_baseline, result.findings + result.latent, _abs_map(result),
-                           _baseline_root(resolved, opts.write_baseline))
+        try:
+            n = baseline.write(opts.write_baseline, result.findings + result.latent, _abs_map(result),
+                               _baseline_root(resolved, opts.write_baseline), resolved.config.root)
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
         click.echo(f"attn-lint: wrote {n} finding{'s' if n != 1 else ''} to baseline {opts.write_baseline}",
                    err=True)
         return 0
 
     left_unwritten = False  # --fix left a file as it is (changed meanwhile, read-only, write failed)
+    refused_writes = False  # --fix refused a file whose real path lies outside the project
     if opts.fix or opts.diff:
         from . import fix as fixer
         fixable = result.findings + (result.latent if resolved.show_latent else [])
@@ -261,7 +273,8 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
             if text:
                 click.echo(text, nl=False)
             return 1 if text or any(fp.unwritten for fp in plans) else 0
-        n_fixed, n_files = fixer.apply(plans)
+        n_fixed, n_files = fixer.apply(plans, (resolved.config.root, *resolved.paths))
+        refused_writes = any(fp.refused for fp in plans)
         for note in fixer.notes(plans):  # after writing, so that the files left as they are are named too
             click.echo(f"attn-lint: {note}", err=True)
         left_unwritten = any(fp.unwritten for fp in plans)
@@ -283,6 +296,8 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
     # --- end runtime verification ---
 
     emit(result, resolved, opts)
+    if refused_writes:
+        return 2  # a link aimed a write outside the project: not a finding, a refusal
     if opts.gpu_problem:
         return 2  # --verify-on-gpu could not run its GPU part (the CPU verdicts were printed)
     if any(e.kind == "missing-path" for e in result.errors):

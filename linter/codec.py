@@ -379,7 +379,7 @@ def decode_own(plain) -> Parsed:
         slot_reads, name_literals, attr_values, name_values, handed), None)
 
 
-# --- the file map: path -> ((mtime_ns, size), content digest) ---------------------------------------
+# --- the file map: path -> ((mtime_ns, size, ctime_ns, inode), content digest) ------------------
 def encode_stats(stats: dict) -> dict:
     return stats
 
@@ -390,7 +390,7 @@ def decode_stats(plain) -> dict:
     for path, entry in plain.items():
         _need(type(path) is str and type(entry) is tuple and len(entry) == 2)
         seen, digest = entry
-        _need(type(seen) is tuple and len(seen) == 2 and type(seen[0]) is int and type(seen[1]) is int
+        _need(type(seen) is tuple and len(seen) == 4 and all(type(n) is int for n in seen)
               and type(digest) is str and match(digest) is not None)
     return plain
 

@@ -5,6 +5,11 @@ from the current directory) that has a `[tool.attn-lint]` table; failing that, t
 failing that, the current directory. Paths in the table (`exclude`, `per-file-ignores`, `src`)
 are relative to that root. Command-line options replace the file's values.
 
+A repository's table is not trusted to reach outside the repository: `src` entries and `exclude`
+globs must stay inside the project root, `jobs` is capped at the machine's cores (a note says so),
+and the file itself is read only when it is a regular file of at most 4 MB. The command line,
+which is the user's own, may name anything.
+
 `cache-dir` is the exception: a repository must never choose where attn-lint reads cache entries
 (a folder it ships, or one it can reach with "../", would let its files stand in for the cache).
 So the table's `cache-dir` names a folder *inside the user's cache directory*
@@ -30,11 +35,13 @@ else:  # pragma: no cover - Python 3.10
 from .cache import default_cache_dir
 from .discover import matches
 from .engine import Settings
+from .userfiles import Refused, read_regular, within
 
 TABLE = "tool.attn-lint"
 SEVERITIES = ("error", "warning", "info")
 FORMATS = ("text", "concise", "json", "sarif", "github")
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+MAX_CONFIG_BYTES = 4 * 2**20  # real pyproject.toml files are a few kB
 
 
 class ConfigError(Exception):
@@ -127,10 +134,11 @@ def find_project_root(start: str | None = None) -> tuple[str, str | None]:
 
 def _has_table(path: str) -> bool:
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError:
-        return False
+        raw = read_regular(path, MAX_CONFIG_BYTES, path)
+    except Refused as exc:
+        if os.path.islink(path) or not os.path.isfile(path):
+            return False  # a link to a device or a FIFO is no project file: look further up
+        raise ConfigError(str(exc)) from None
     if b"attn-lint" not in raw:
         return False  # cheap: most pyproject files never mention us
     _need_toml()
@@ -164,10 +172,11 @@ def load_config(path: str | None, root: str) -> Config:
         return cfg
     _need_toml()
     try:
-        with open(path, "rb") as fh:
-            data = _parsed_toml(path, fh.read())
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raw = read_regular(path, MAX_CONFIG_BYTES, path)
+    except Refused as exc:
+        raise ConfigError(str(exc)) from None
+    try:
+        data = _parsed_toml(path, raw)
     except Exception as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     table = data.get("tool", {}).get("attn-lint")
@@ -196,12 +205,22 @@ def _apply_table(cfg: Config, table: dict, where: str) -> None:
             setattr(cfg, key, parse_codes(value, key, where))
         elif key == "exclude":
             cfg.exclude = _strings(value, key, where)
+            for glob in cfg.exclude:
+                if _leaves_root(glob):
+                    raise ConfigError(f"{where}: `exclude` entry {glob!r} reaches outside the project root; "
+                                      f"globs in the configuration are relative to {cfg.root}")
         elif key == "src":
             src = _strings(value, key, where)
             if not src:
                 raise ConfigError(f"{where}: `src` must name at least one folder")
+            real_root = os.path.realpath(cfg.root)
             for s in src:
-                if not os.path.exists(os.path.join(cfg.root, s)):
+                full = os.path.join(cfg.root, s)
+                if os.path.isabs(s) or not within(os.path.realpath(full), real_root):
+                    raise ConfigError(f"{where}: `src` entry {s!r} lies outside the project root {cfg.root}; "
+                                      f"the configuration may only name folders inside it (name others on "
+                                      f"the command line)")
+                if not os.path.exists(full):
                     raise ConfigError(f"{where}: `src` entry {s!r} does not exist under {cfg.root}")
             cfg.src = src
         elif key == "per-file-ignores":
@@ -260,7 +279,15 @@ def _strings(value, key: str, where: str) -> tuple[str, ...]:
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{where}: `{key}` must be a list of strings, not {value!r}")
+    if any("\0" in v for v in value):
+        raise ConfigError(f"{where}: `{key}` has an entry with a NUL character")
     return tuple(value)
+
+
+def _leaves_root(glob: str) -> bool:
+    """Whether a configured glob names a place outside the project root (`/etc/*`, `../x/*`)."""
+    parts = glob.replace("\\", "/").split("/")
+    return glob.startswith(("/", "~")) or os.path.isabs(glob) or ".." in parts
 
 
 @dataclass
@@ -284,6 +311,7 @@ class Resolved:
     only_unused: bool = False
     unused_ignored: bool = False  # `ignore` names AL900: no unused-suppression report at all
     selected: tuple[str, ...] = ()  # `select` as given, AL900 included (the Settings hold the rules')
+    notes: list[str] = field(default_factory=list)  # said once on stderr: settings bounded on the way
 
     # What the CLI applies around the engine, as the configuration says it.
     @property
@@ -359,6 +387,12 @@ def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=Non
     exc = pick("exclude", tuple(exclude), cfg.exclude, bool(exclude))
     fmt_ = pick("format", fmt, cfg.format or "text", fmt is not None)
     n_jobs = pick("jobs", jobs, cfg.jobs if cfg.jobs is not None else 0, jobs is not None)
+    notes: list[str] = []
+    cores = os.cpu_count() or 1
+    if jobs is None and n_jobs > cores:  # a repository's `jobs = 100000` must not fork that many
+        notes.append(f"`jobs = {n_jobs}` in {cfg.sources.get('jobs', 'pyproject.toml')} capped at {cores}, "
+                     f"this machine's cores (give --jobs on the command line for more)")
+        n_jobs = cores
     use_astroid = pick("astroid", False, cfg.astroid if cfg.astroid is not None else True, no_astroid)
     use_server = pick("server", server, cfg.server, server is not None)
     latent = pick("show-latent", True, bool(cfg.show_latent), show_latent)
@@ -374,7 +408,8 @@ def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=Non
     rule_sel = tuple(c for c in sel if not names_unused(c))
     unused_ignored = any(UNUSED_CODE.startswith(c) for c in ign)
     settings = Settings(select=rule_sel, ignore=tuple(c for c in ign if not names_unused(c)),
-                        exclude=_rebase_globs(exc, cfg, run_paths), jobs=n_jobs, astroid=use_astroid)
+                        exclude=_rebase_globs(exc, cfg, run_paths), jobs=n_jobs, astroid=use_astroid,
+                        link_roots=(cfg.root,))
     if no_cache:
         settings.cache_dir = None
         sources["cache-dir"] = "command line"
@@ -384,7 +419,7 @@ def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=Non
     elif cfg.cache_dir:
         settings.cache_dir = cfg.cache_dir
     return Resolved(settings=settings, config=cfg, paths=run_paths, fmt=fmt_,
-                    sources=sources, exclude=exc, show_latent=latent, selected=sel,
+                    sources=sources, exclude=exc, show_latent=latent, selected=sel, notes=notes,
                     report_unused=len(rule_sel) < len(sel) and not unused_ignored,
                     only_unused=bool(sel) and not rule_sel and not unused_ignored, unused_ignored=unused_ignored,
                     server="off" if use_server is False or settings.cache_dir is None else
@@ -393,7 +428,7 @@ def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=Non
 
 def _user_cache_folder(value, where: str) -> str:
     """The folder a configuration's `cache-dir` names under the user's cache directory."""
-    parts = value.replace("\\", "/").split("/") if isinstance(value, str) else []
+    parts = value.replace("\\", "/").split("/") if isinstance(value, str) and "\0" not in value else []
     if not parts or os.path.isabs(value) or value.startswith("~") or "" in parts[:-1] or ".." in parts \
             or all(p in ("", ".") for p in parts):
         raise ConfigError(f"{where}: `cache-dir` must be a relative folder name such as \"my-project\"; it "

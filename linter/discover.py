@@ -12,6 +12,7 @@ import tokenize
 from dataclasses import dataclass
 
 from .findings import FileError
+from .userfiles import within
 
 # The folders ruff leaves out by default: tool caches, VCS metadata, virtual environments, build output.
 SKIP_DIRS = {"__pycache__", ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints",
@@ -46,21 +47,27 @@ def _mtime(path: str) -> int:
         return -1
 
 
-def discover(paths: list[str], exclude: tuple[str, ...] = (),
-             remember: int = 0) -> tuple[list[SourceFile], list[FileError]]:
+LINK_OUTSIDE = "a symbolic link that leads outside the analysed folders and the project root; not followed"
+
+
+def discover(paths: list[str], exclude: tuple[str, ...] = (), remember: int = 0,
+             link_roots: tuple[str, ...] | None = None) -> tuple[list[SourceFile], list[FileError]]:
     """The files under `paths`. With `remember`, the discoveries of that many path sets are kept
-    and reused while their folders are unchanged."""
+    and reused while their folders are unchanged. With `link_roots`, a link met while walking a
+    folder is followed only where it leads inside that folder or one of `link_roots` (a
+    repository's `lib -> /` must not walk the machine); paths given are followed wherever they
+    lead."""
     global _consulted
     if not remember:
-        return _discover(paths, exclude)
-    key = (os.getcwd(), tuple(paths), tuple(exclude))
+        return _discover(paths, exclude, link_roots)
+    key = (os.getcwd(), tuple(paths), tuple(exclude), link_roots)
     hit = _REMEMBERED.get(key)
     if hit is not None and all(_mtime(d) == m for d, m in hit[0]):
         return list(hit[1]), list(hit[2])
     started = time.time_ns()
     _consulted = {os.path.dirname(os.path.abspath(p)) for p in paths}
     try:
-        files, errors = _discover(paths, exclude)
+        files, errors = _discover(paths, exclude, link_roots)
         folders = [(d, _mtime(d)) for d in sorted(_consulted)]
     finally:
         _consulted = None
@@ -73,7 +80,8 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
     return files, errors
 
 
-def _discover(paths: list[str], exclude: tuple[str, ...]) -> tuple[list[SourceFile], list[FileError]]:
+def _discover(paths: list[str], exclude: tuple[str, ...],
+              link_roots: tuple[str, ...] | None = None) -> tuple[list[SourceFile], list[FileError]]:
     files: list[SourceFile] = []
     errors: list[FileError] = []
     seen: set[str] = set()
@@ -99,7 +107,9 @@ def _discover(paths: list[str], exclude: tuple[str, ...]) -> tuple[list[SourceFi
             continue
         top = os.path.abspath(arg)
         visited_dirs: set[tuple[int, int]] = set()
-        for dirpath, dirnames, entries in _walk(top, errors):
+        allowed = None if link_roots is None else \
+            tuple(os.path.realpath(r) for r in (top, *link_roots))
+        for dirpath, dirnames, entries in _walk(top, errors, allowed):
             try:
                 st = os.stat(dirpath)
             except OSError as exc:
@@ -131,7 +141,7 @@ def _discover(paths: list[str], exclude: tuple[str, ...]) -> tuple[list[SourceFi
                     continue
                 full = joined + name
                 _add_entry(files, seen, folder, entry, full,
-                           _display(full, anchor) if anchor else disp, errors)
+                           _display(full, anchor) if anchor else disp, errors, allowed)
     return files, errors
 
 
@@ -182,7 +192,12 @@ def _name_of(entry: os.DirEntry) -> str:
     return entry.name
 
 
-def _walk(top: str, errors: list):
+def _leads_outside(path: str, allowed: tuple[str, ...]) -> bool:
+    real = os.path.realpath(path)
+    return not any(within(real, root) for root in allowed)
+
+
+def _walk(top: str, errors: list, allowed: tuple[str, ...] | None = None):
     """os.walk(top, followlinks=True) in the same order (folders depth-first, each before what it
     holds, in the order the caller leaves in `dirnames`), yielding each folder's non-folder
     entries as DirEntry objects: their type comes with the listing, so a plain file costs no
@@ -204,6 +219,9 @@ def _walk(top: str, errors: list):
             except OSError:
                 is_dir = False
             if is_dir:
+                if allowed is not None and entry.is_symlink() and _leads_outside(entry.path, allowed):
+                    errors.append(FileError(_display(entry.path, top), "link-outside", LINK_OUTSIDE))
+                    continue
                 dirnames.append(entry.name)
             else:
                 others.append(entry)
@@ -253,7 +271,8 @@ class _Folder:
         return self._real
 
 
-def _add_entry(files, seen, folder: _Folder, entry: os.DirEntry, full: str, display: str, errors) -> None:
+def _add_entry(files, seen, folder: _Folder, entry: os.DirEntry, full: str, display: str, errors,
+               allowed: tuple[str, ...] | None = None) -> None:
     """_add for a file found by listing its folder: a plain file's type is the listing's."""
     is_link = False
     try:
@@ -263,6 +282,9 @@ def _add_entry(files, seen, folder: _Folder, entry: os.DirEntry, full: str, disp
     except OSError as exc:
         errors.append(FileError(display, "unreadable", "broken symbolic link" if is_link else
                                 (exc.strerror or str(exc))))
+        return
+    if is_link and allowed is not None and _leads_outside(full, allowed):
+        errors.append(FileError(display, "link-outside", LINK_OUTSIDE))
         return
     if not regular or (mode is not None and not stat.S_ISREG(mode)):
         errors.append(FileError(display, "unreadable", NOT_REGULAR))

@@ -38,6 +38,9 @@ class Settings:
     astroid: bool = True
     astroid_budget: float = 0.5  # seconds of astroid per run, all queries together
     max_file_bytes: int = MAX_FILE_BYTES
+    # Where links met while walking a folder may lead besides that folder (the CLI: the project
+    # root); None follows every link, as a caller of the library asks.
+    link_roots: tuple[str, ...] | None = None
 
     def rules(self):
         from ..rules import ALL_RULES
@@ -196,19 +199,22 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
         mark[0] = now
 
     progress("discover", 0, 0)
-    files, errors = discover(paths, settings.exclude, cache.path_sets_kept if cache.resident else 0)
+    files, errors = discover(paths, settings.exclude, cache.path_sets_kept if cache.resident else 0,
+                             settings.link_roots)
     phase("discover")
     # The stat map names content digests, which are only valid for one summary format.
     stat_key = entry_name("stat", (SUMMARY_KEY, sorted(os.path.abspath(p) for p in paths)))
     old_stats: dict = cache.load(stat_key) or {}
     new_stats: dict = {}
 
-    # 1. Which files changed: an unchanged (mtime, size) keeps its content digest without a read.
+    # 1. Which files changed: an unchanged stat keeps its content digest without a read. The ctime
+    # and inode are in it because an edit can put the mtime back (`touch -r`, an unpacked archive)
+    # at the same size; nothing but the kernel sets the ctime.
     digests: dict[str, str] = {}
     todo: list[str] = []
     # The stat taken before reading is the one recorded: a file that changes after it is read is
     # seen as changed by the next run, never the other way round.
-    seen: dict[str, tuple[int, int]] = {}
+    seen: dict[str, tuple[int, int, int, int]] = {}
     for f in files:
         try:
             st = os.stat(f.path)
@@ -216,7 +222,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
             errors.append(FileError(f.display, "unreadable", exc.strerror or str(exc)))
             continue
         old = old_stats.get(f.path)
-        seen[f.path] = (st.st_mtime_ns, st.st_size)
+        seen[f.path] = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
         if old and old[0] == seen[f.path]:
             digests[f.path] = old[1]
             new_stats[f.path] = old
@@ -390,7 +396,7 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
     pooled = jobs > 1 and len(paths) >= PARALLEL_THRESHOLD
     if pooled:
         # Largest files first, in small chunks: no worker is left alone with a big file at the end.
-        # `seen`: path -> (mtime, size), what the stat pass took, where it took it.
+        # `seen`: path -> (mtime, size, ctime, inode), what the stat pass took, where it took it.
         paths = sorted(paths, key=lambda p: seen[p][1] if seen and p in seen else _size(p), reverse=True)
     defer = pooled and late is not None and late.open(cache)
     tasks = [(p, settings.max_file_bytes, cache.dir if cache.enabled else None, not defer) for p in paths]

@@ -81,7 +81,9 @@ class FileError:
     """A per-file problem (bad input); the run goes on without that file."""
 
     path: str
-    kind: str  # syntax-error, decode-error, binary, unreadable, missing-path, too-large, symlink-loop, too-complex, internal-error
+    # syntax-error, decode-error, binary, unreadable, missing-path, too-large, symlink-loop,
+    # link-outside, too-complex, internal-error
+    kind: str
     message: str
     line: int = 0
 

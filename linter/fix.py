@@ -20,8 +20,10 @@ replaced atomically.
 
 A file is written only while it still holds what the analysis read (its content digest, checked
 when the fix is planned and again right before the write), is not read-only, and keeps its mode and
-owner; a symlinked module is written through the link. A file left as it is gets a note per
-finding, and the other files are still written.
+owner; a symlinked module is written at its real path, and only where that lies inside the project
+root or a folder named on the command line (a link a repository planted cannot aim the write at a
+file outside it). A file left as it is gets a note per finding, and the other files are still
+written.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from .atomic import atomic_write_bytes
+from .userfiles import Refused, inside_target, replace_file
 from .cache import content_hash
 from .discover import decode_source, open_source, path_within
 from .findings import Finding
@@ -78,6 +80,7 @@ class FilePlan:
     skipped: list[tuple[Finding, str]] = field(default_factory=list)
     digest: str | None = None  # content_hash of the bytes the analysis read
     unwritten: str | None = None  # why the file was left as it is, when it was
+    refused: bool = False  # left as it is because writing it would reach outside the project
 
 
 # ------------------------------------------------------------------------------------------------
@@ -624,14 +627,15 @@ def diff(plans: list[FilePlan]) -> str:
 CHANGED = "the file changed since it was analysed; left as it is (run attn-lint again)"
 
 
-def apply(plans: list[FilePlan]) -> tuple[int, int]:
-    """Write the fixed files; (findings fixed, files written). A file that cannot be written is
+def apply(plans: list[FilePlan], roots: tuple[str, ...]) -> tuple[int, int]:
+    """Write the fixed files whose real paths lie inside `roots` (the project root and the paths
+    named on the command line); (findings fixed, files written). A file that cannot be written is
     left as it is, with `unwritten` and a note per finding saying why; the others are still written."""
     n_fixed = n_files = 0
     for fp in plans:
         if fp.new is None or fp.new == fp.old:
             continue
-        why = _write(fp)
+        why = _write(fp, roots)
         if why:
             _leave(fp, why)
             continue
@@ -640,17 +644,22 @@ def apply(plans: list[FilePlan]) -> tuple[int, int]:
     return n_fixed, n_files
 
 
-def _write(fp: FilePlan) -> str | None:
-    """Write `fp.new` over the file (through a symlink); None when written, else why not."""
+def _write(fp: FilePlan, roots: tuple[str, ...]) -> str | None:
+    """Write `fp.new` over the file (at its real path); None when written, else why not."""
     try:
-        with open_source(fp.path) as fh:
+        target = inside_target(fp.path, roots, "the file")
+    except Refused as exc:
+        fp.refused = True
+        return f"{exc}; left as it is"
+    try:
+        with open_source(target) as fh:
             if content_hash(fh.read()) != fp.digest:
                 return CHANGED
-        st = os.stat(fp.path)
+        st = os.stat(target)
         # From the owner's write bit too: os.access says yes to root for any file.
-        if not st.st_mode & stat.S_IWUSR or not os.access(fp.path, os.W_OK):
+        if not st.st_mode & stat.S_IWUSR or not os.access(target, os.W_OK):
             return f"the file is read-only (mode {stat.S_IMODE(st.st_mode):04o}); left as it is"
-        atomic_write_bytes(fp.path, fp.new)
+        replace_file(target, fp.new)
     except OSError as exc:
         return f"cannot write the file ({exc.strerror or exc}); left as it is"
     return None

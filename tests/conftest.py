@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# The cache's secret key lives in the user's config folder: tests keep theirs in one folder of the
+# session's own (shared by the subprocesses they start), never in the user's.
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="attn-lint-test-config-")
+os.environ.pop("ATTN_LINT_CACHE_KEY", None)
 
 from attn_lint.linter.engine import Settings, analyse
 

@@ -206,10 +206,10 @@ def test_config_file_option_and_cli_select_validation(tmp_path):
 
 
 def test_resolve_precedence_unit(tmp_path):
-    (tmp_path / "pyproject.toml").write_text('[tool.attn-lint]\njobs = 3\nastroid = false\ncache-dir = "c"\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.attn-lint]\njobs = 1\nastroid = false\ncache-dir = "c"\n')
     res = resolve((str(tmp_path),))
-    assert res.settings.jobs == 3 and res.settings.astroid is False
+    assert res.settings.jobs == 1 and res.settings.astroid is False
     assert res.settings.cache_dir == os.path.join(default_cache_dir(), "c")
-    res = resolve((str(tmp_path),), jobs=1, no_cache=True)
-    assert res.settings.jobs == 1 and res.settings.cache_dir is None
+    res = resolve((str(tmp_path),), jobs=3, no_cache=True)
+    assert res.settings.jobs == 3 and res.settings.cache_dir is None
     assert res.sources["jobs"] == "command line" and res.sources["astroid"] == "pyproject.toml"

@@ -405,15 +405,15 @@ def test_apply_checks_the_analysed_content_right_before_writing(tmp_path):
     plans = fixer.plan(res, res.findings)
     assert all(fp.new for fp in plans)
     edited = add_by_hand(path)  # between planning and writing
-    assert fixer.apply(plans) == (1, 1)
+    assert fixer.apply(plans, (str(tmp_path),)) == (1, 1)
     assert path.read_text() == edited
     assert any("serving/backends.py" in n and "changed since it was analysed" in n for n in fixer.notes(plans))
 
 
-def test_fix_writes_through_a_symlink(tmp_path):
+def test_fix_writes_a_symlinked_module_at_its_target_inside_the_project(tmp_path):
     tree = tmp_path / "tree"
     path, _ = two_wrappers(tree)
-    real = tmp_path / "elsewhere" / "backends.py"
+    real = tree / "elsewhere" / "backends.py"
     real.parent.mkdir()
     path.rename(real)
     path.symlink_to(real)
@@ -422,6 +422,29 @@ def test_fix_writes_through_a_symlink(tmp_path):
     assert path.is_symlink() and os.readlink(path) == str(real)
     assert "def plan_chunks(self, batch):" in real.read_text()
     assert [p.name for p in real.parent.iterdir()] == ["backends.py"]
+
+
+def test_fix_never_writes_through_a_link_out_of_the_project(tmp_path):
+    tree = tmp_path / "tree"
+    path, _ = two_wrappers(tree)
+    real = tmp_path / "elsewhere" / "backends.py"
+    real.parent.mkdir()
+    path.rename(real)
+    path.symlink_to(real)
+    before = real.read_bytes()
+    # The library follows the link (no link_roots): the fix is planned, and refused at the write.
+    res = analyse([str(tree)], Settings(cache_dir=None), keep_context=True)
+    plans = fixer.plan(res, res.findings)
+    assert any(fp.new for fp in plans)
+    assert fixer.apply(plans, (str(tree),)) == (1, 1)  # the wrapper in serving/pair.py, inside
+    assert [fp.refused for fp in plans if fp.path == str(path)] == [True]
+    assert any("link to a file outside the project root" in n for n in fixer.notes(plans))
+    assert real.read_bytes() == before and path.is_symlink()
+    # The command line does not even follow it: the link is reported, the file left alone.
+    r = cli(tree, "--fix")
+    assert r.exit_code == 1, r.output
+    assert "symbolic link that leads outside" in r.output
+    assert real.read_bytes() == before and path.is_symlink()
 
 
 def test_fix_keeps_mode_and_owner(tmp_path):
