@@ -450,6 +450,10 @@ class Cache:
         try:
             if folder not in cls._made:
                 os.makedirs(folder, exist_ok=True)
+                # A cache folder inside a repository (--cache-dir .cache) holds what the repository
+                # planted: a subfolder that is a link would take entries outside the cache.
+                if os.path.islink(folder) or os.path.islink(os.path.dirname(folder)):
+                    return
                 cls._made.add(folder)
             # O_EXCL and O_NOFOLLOW: never write into something already there (a planted FIFO
             # would block, a planted link would redirect the write); a stale one is removed once.

@@ -289,3 +289,15 @@ def test_an_edit_that_keeps_size_and_mtime_is_seen(repo, home):
     cached, fresh = lint(repo, home), lint(repo, home, "--no-cache")
     assert fresh.returncode == 0, fresh.stdout
     assert cached.returncode == 0, cached.stdout
+
+
+def test_a_planted_link_in_a_cache_folder_inside_the_repository_takes_no_entry_out(repo, home):
+    cache_dir = repo / ".lint-cache"
+    outside = home / "outside"
+    outside.mkdir()
+    (cache_dir / "summaries").mkdir(parents=True)
+    for n in range(256):
+        (cache_dir / "summaries" / f"{n:02x}").symlink_to(outside)
+    (cache_dir / "packs").symlink_to(outside)
+    assert lint(repo, home, "--cache-dir", str(cache_dir)).returncode == 1
+    assert list(outside.iterdir()) == []
