@@ -22,44 +22,9 @@ from pathlib import Path
 import pytest
 
 from conftest import write_tree
+from small_trees import TREES
 
-TREE = {
-    "pyproject.toml": "[tool.attn-lint]\n",
-    "pkg/__init__.py": "",
-    "pkg/base.py": '''
-class Backend:
-    def forward(self, batch):
-        raise NotImplementedError
-
-
-class Impl(Backend):
-    def forward(self, batch):
-        return batch
-
-    def plan_chunks(self, batch):
-        self.planned = batch
-''',
-    "pkg/model.py": '''
-from .base import Backend
-
-
-def prefill(backend: Backend, batch):
-    if hasattr(backend, "plan_chunks"):
-        backend.plan_chunks(batch)
-    return backend.forward(batch)
-''',
-    "pkg/wrapper.py": '''
-from .base import Backend
-
-
-class Wrapper(Backend):
-    def __init__(self, inner: Backend):
-        self.inner = inner
-
-    def forward(self, batch):
-        return self.inner.forward(batch)
-''',
-}
+TREE = {"pyproject.toml": "[tool.attn-lint]\n", **TREES["AL001"]}
 
 
 def _command() -> list[str]:
@@ -144,8 +109,8 @@ def test_write_baseline_refuses_what_is_not_a_regular_file(repo, home, planted):
 
 def test_fix_never_rewrites_a_file_outside_the_repository(repo, home):
     outside = home / "elsewhere.py"
-    shutil.move(repo / "pkg" / "wrapper.py", outside)
-    (repo / "pkg" / "wrapper.py").symlink_to(outside)
+    shutil.move(repo / "serving" / "backends.py", outside)
+    (repo / "serving" / "backends.py").symlink_to(outside)
     before = outside.read_bytes()
     proc = lint(repo, home, "--no-cache", "--fix")
     assert outside.read_bytes() == before
@@ -184,7 +149,7 @@ def test_a_planted_folder_link_out_of_the_repository_is_not_walked(repo, home):
     outside = repo.parent / "outside"
     outside.mkdir()
     (outside / "secret.py").write_text("SECRET = (\n")
-    (repo / "pkg" / "vendored").symlink_to(outside)
+    (repo / "serving" / "vendored").symlink_to(outside)
     proc = lint(repo, home, "--no-cache", timeout=30)
     assert "SECRET" not in proc.stdout + proc.stderr and "secret.py" not in proc.stdout + proc.stderr
     assert "leads outside" in proc.stdout + proc.stderr
@@ -232,8 +197,9 @@ def test_a_nul_in_the_cache_dir_setting_is_a_configuration_error(repo, home):
 
 
 def test_a_pyproject_link_to_a_device_is_not_read(repo, home):
-    (repo / "pkg" / "pyproject.toml").symlink_to("/dev/zero")
-    proc = lint(repo, home, "--no-cache", "pkg", timeout=30)
+    (repo / "serving" / "__init__.py").write_text("")
+    (repo / "serving" / "pyproject.toml").symlink_to("/dev/zero")
+    proc = lint(repo, home, "--no-cache", "serving", timeout=30)
     assert proc.returncode == 1, proc.stderr  # the finding, with the repository's own configuration
 
 
@@ -279,7 +245,7 @@ def test_the_cache_key_is_the_users_own_secret(repo, home):
 # 7. A stale result is never served ---------------------------------------------------------------
 
 def test_an_edit_that_keeps_size_and_mtime_is_seen(repo, home):
-    model = repo / "pkg" / "model.py"
+    model = repo / "serving" / "model.py"
     assert lint(repo, home).returncode == 1
     st = model.stat()
     text = model.read_text()
