@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import click
 
 from .. import __version__
-from ..runtime_check.isolate import DEFAULT_TASK_TIME_LIMIT
+from ..runtime_check.isolate import DEFAULT_MEMORY_LIMIT, DEFAULT_TASK_TIME_LIMIT, parse_size, size_text
 from .config import FORMATS, ConfigError, Resolved, resolve
 from .discover import SourceFile, path_within, paths_within
 from .engine import Result, analyse
@@ -101,6 +101,7 @@ class RunOptions:
     verify: bool = False  # --verify: replay findings on the real classes (CPU)
     verify_gpu: bool = False  # --verify-on-gpu: and the FlashInfer smoke test
     verify_time_limit: float = DEFAULT_TASK_TIME_LIMIT  # --verify-time-limit: wall-clock seconds per finding's child process
+    verify_memory_limit: int | None = DEFAULT_MEMORY_LIMIT  # --verify-memory-limit in bytes (None: none)
     verification: dict | None = None  # {Finding: Verification}, set by run()
     gpu_problem: str | None = None  # why the GPU smoke test could not run
     # --- end runtime verification ---
@@ -164,11 +165,17 @@ class RunOptions:
               show_default=True, metavar="SECONDS",
               help="--verify runs your code in child processes: the wall-clock limit per finding, after which "
                    "its process group is killed and the finding is unverifiable (a GPU step gets 300 s more).")
+@click.option("--verify-memory-limit", "verify_memory_limit", default=size_text(DEFAULT_MEMORY_LIMIT).replace(" ", ""),
+              show_default=True, metavar="SIZE", callback=lambda ctx, param, value: parse_size(value, click.BadParameter),
+              help="--verify's memory limit per child process: its address space (not for --verify-on-gpu, as CUDA "
+                   "reserves far more than it uses) and, on Linux, the resident memory of all its processes; past "
+                   "it the finding is unverifiable. 4G, 512M, 8GiB, a number of bytes, or none.")
 # --- end runtime verification ---
 @click.version_option(__version__, prog_name="attn-lint")
 def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_astroid, server, config_file, isolated,
           show_settings, statistics, verbose, show_latent, report_unused, baseline, write_baseline, changed_files, fix, diff, debug,
-          ignore_file_errors=False, verify=False, verify_gpu=False, verify_time_limit=DEFAULT_TASK_TIME_LIMIT):
+          ignore_file_errors=False, verify=False, verify_gpu=False, verify_time_limit=DEFAULT_TASK_TIME_LIMIT,
+          verify_memory_limit=DEFAULT_MEMORY_LIMIT):
     """Find backend interface drift in PATHS (files or folders; default: `src` from pyproject.toml, or the
     project root).
 
@@ -184,6 +191,7 @@ def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_ast
                       ignore_file_errors=ignore_file_errors)
     opts.verify, opts.verify_gpu = verify or verify_gpu, verify_gpu  # runtime verification (issue 4)
     opts.verify_time_limit = verify_time_limit
+    opts.verify_memory_limit = verify_memory_limit
     try:
         if changed_files:
             opts.changed_files = tuple(paths)
@@ -290,6 +298,7 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
             result = postprocess(_analyse(resolved, keep_context=True), resolved, opts)
         opts.verification, opts.gpu_problem = run_for_cli(result, gpu=opts.verify_gpu,
                                                               task_time_limit=opts.verify_time_limit,
+                                                              memory_limit=opts.verify_memory_limit,
                                                               latent=resolved.show_latent)
         if opts.gpu_problem:
             click.echo(f"attn-lint: {opts.gpu_problem}", err=True)
@@ -355,15 +364,20 @@ def _analyse_here_or_served(resolved: Resolved, keep_context: bool, progress=Non
     # The server cannot hand back the in-memory context that --fix and --verify work on, and a CI
     # job runs once: a background process would only outlive it.
     asked = resolved.server == "start"
-    if resolved.server != "off" and not keep_context and not os.environ.get("CI") and (
-            asked or resolved.settings.cache_dir is None
-            or may_be_listening(resolved.settings.cache_dir, resolved.config.root)):
-        from . import server
-        result, problem = server.analyse(resolved.paths, resolved.settings, resolved.config.root, spawn=asked)
-        if result is not None:
-            return result
-        if asked or problem.startswith("the server"):  # not asked for: quiet unless one failed
-            click.echo(f"attn-lint: running without the server: {problem}", err=True)
+    if not keep_context and not os.environ.get("CI"):
+        problem = None
+        if resolved.server != "off" and (asked or may_be_listening(resolved.settings.cache_dir, resolved.config.root)):
+            from . import server
+            result, problem = server.analyse(resolved.paths, resolved.settings, resolved.config.root, spawn=asked)
+            if result is not None:
+                return result
+            if not asked and problem == server.NOT_RUNNING:
+                problem = None  # none to use, none asked for: nothing to say
+        elif resolved.settings.cache_dir is None and resolved.server_asked:
+            # --no-cache turns the server off, but it was asked for: that fallback gets its note too.
+            problem = "the server needs the cache (--no-cache was given)"
+        if problem:  # one line for every fallback from a server asked for or found
+            click.echo(f"attn-lint: running without the server: {printable(problem)}", err=True)
     return analyse(resolved.paths, resolved.settings, keep_context=keep_context, progress=progress)
 
 
@@ -617,16 +631,19 @@ def server_group():
 
 
 def _server_target(cache_dir: str | None, project: str | None) -> tuple[str, str]:
-    """(cache folder, project root) as `check` resolves them from the current directory."""
+    """(cache folder, project root) as `check` resolves them from the current directory. A server
+    command that cannot go on says why in one line and exits 2, as `check` does."""
     try:
         resolved = resolve((), whole_project=True, start=project)
     except ConfigError as exc:
-        raise click.ClickException(f"configuration error: {exc}") from exc
+        click.echo(f"attn-lint: configuration error: {exc}", err=True)
+        sys.exit(2)
     root = os.path.abspath(project) if project else resolved.config.root
     if cache_dir:
         return os.path.abspath(cache_dir), root
     if resolved.settings.cache_dir is None:
-        raise click.ClickException("the cache is off, so there is no server")
+        click.echo("attn-lint: the cache is off, so there is no server", err=True)
+        sys.exit(2)
     return os.path.abspath(resolved.settings.cache_dir), root
 
 
@@ -647,12 +664,15 @@ def server_start(cache_dir, project, idle):
     directory, root = _server_target(cache_dir, project)
     try:
         server.socket_path(directory, root, create=True)
-    except OSError as exc:
-        raise click.ClickException(str(exc)) from exc
-    if server.holder(directory, root) is None:
-        server.start(directory, root, idle or server.DEFAULT_IDLE)
-        if server._ready(directory, root, 15.0) is None:
-            raise click.ClickException(f"the server did not start; see {server.log_path(directory, root)}")
+        sock = server.start_once(directory, root, idle or server.DEFAULT_IDLE)  # one, however many start at once
+    except OSError as exc:  # its folder, lock or log is refused (a link, a FIFO, another user's)
+        click.echo(f"attn-lint: {printable(str(exc))}", err=True)
+        sys.exit(2)
+    if sock is not None:
+        sock.close()
+    elif server.holder(directory, root) is None:
+        click.echo(f"attn-lint: the server did not start; see {server.log_path(directory, root)}", err=True)
+        sys.exit(2)
     click.echo(f"attn-lint: server running for {root} (cache {directory})")
 
 
@@ -687,6 +707,11 @@ def server_status(cache_dir, project):
     if pid is None:
         click.echo(f"attn-lint: no server is running for {root} (cache {directory})")
     else:
+        try:
+            server.socket_path(directory, root)
+        except OSError as exc:  # its folder is refused: the paths printed below would raise
+            click.echo(f"attn-lint: {printable(str(exc))}", err=True)
+            sys.exit(2)
         reply = server.control(directory, root, "ping", timeout=3.0)
         if not reply or "ok" not in reply:
             click.echo(f"attn-lint: server pid {pid} for {root} does not answer on its socket "
@@ -714,7 +739,12 @@ def server_run(cache_dir, project, idle):
     """Serve in the foreground (what `start` runs detached)."""
     from . import server
     directory, root = _server_target(cache_dir, project)
-    sys.exit(server.serve(directory, root, idle or server.DEFAULT_IDLE))
+    try:
+        code = server.serve(directory, root, idle or server.DEFAULT_IDLE)
+    except OSError as exc:  # its folder, lock or socket folder is refused (a link, a FIFO, another user's)
+        click.echo(f"attn-lint: {printable(str(exc))}", err=True)
+        sys.exit(2)
+    sys.exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

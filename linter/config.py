@@ -303,6 +303,7 @@ class Resolved:
     # The resident server (linter/server.py): "start" (start one when none runs), "if-running"
     # (use one that runs, the default), "off".
     server: str = "if-running"
+    server_asked: bool = False  # `--server` or `server = true`, even where --no-cache turns it off
     show_latent: bool = False  # also report low-confidence findings (latent drift), in their own section
     # AL900 (unused suppressions) is not an analysis rule: selecting it by name turns the report
     # on; selected alone, every analysis rule still runs (a suppression is unused only against
@@ -422,6 +423,7 @@ def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=Non
                     sources=sources, exclude=exc, show_latent=latent, selected=sel, notes=notes,
                     report_unused=len(rule_sel) < len(sel) and not unused_ignored,
                     only_unused=bool(sel) and not rule_sel and not unused_ignored, unused_ignored=unused_ignored,
+                    server_asked=use_server is True,
                     server="off" if use_server is False or settings.cache_dir is None else
                     "start" if use_server else "if-running")
 

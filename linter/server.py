@@ -17,11 +17,14 @@ stop`, when attn-lint's code changes on disk, when its socket is removed, or whe
 different build (another attn-lint version or environment) asks to replace it (`--server`); a
 client of another build that did not ask for a server runs in-process and leaves it be. A
 client that stalls is dropped after a few seconds; a client whose server goes silent gives up.
-Any failure to use it falls back to an in-process run.
+Any failure to use it falls back to an in-process run. Its folder is the user's alone (0700) and
+its files are opened without following links, so nothing planted there is written through or
+trusted; concurrent starts take a start lock, so they spawn one server.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gc
 import hashlib
@@ -30,6 +33,7 @@ import pickle
 import queue
 import signal
 import socket
+import stat
 import struct
 import subprocess
 import sys
@@ -39,7 +43,7 @@ import traceback
 
 from .. import __version__
 from .cache import Cache, code_digest
-from .server_paths import project_root, server_name, socket_path, state_dir
+from .server_paths import make_private, project_root, server_name, socket_path, state_dir
 
 DEFAULT_IDLE = 1800.0  # seconds without a run before the server exits
 QUIET_BEFORE_COLLECTING = 3.0  # seconds without a run before the garbage collector runs
@@ -74,6 +78,26 @@ def _lock_path(cache_dir: str, project: str) -> str:
     return os.path.join(state_dir(cache_dir), server_name(cache_dir, project) + ".lock")
 
 
+def _private_file(path: str, flags: int) -> int:
+    """A descriptor on `path`, which must be a regular file of the user's (created 0600 with
+    O_CREAT). A link is never followed and a FIFO never waited on: something planted at the name
+    of a lock or log must not be written through, nor hang the server or its client."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        why = f"cannot be opened ({exc.strerror})"
+        if os.path.islink(path):
+            why = "is a link"
+        elif os.path.lexists(path) and not os.path.isfile(path):
+            why = "is not a regular file"
+        raise OSError(f"{path} {why}: not using it for the server") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
+        os.close(fd)
+        raise OSError(f"{path} is not a regular file of yours: not using it for the server")
+    return fd
+
+
 def holder(cache_dir: str, project: str) -> int | None:
     """The pid of the server holding the lock of `project` on this cache folder; None when no
     process holds it. The lock, not the socket, says whether a server lives: a socket can be
@@ -85,8 +109,8 @@ def holder(cache_dir: str, project: str) -> int | None:
 def _held(lock_file: str) -> tuple[int, str] | None:
     """(pid, project) written in a lock file some process holds; None when none holds it."""
     import fcntl
-    try:
-        fh = open(lock_file, "r")
+    try:  # a lock that is not a plain file of the user's names no server (`stop` kills its pid)
+        fh = os.fdopen(_private_file(lock_file, os.O_RDONLY), "r")
     except OSError:
         return None
     with fh:
@@ -202,18 +226,16 @@ class ResidentCache(Cache):
 
 def serve(cache_dir: str, project: str, idle: float = DEFAULT_IDLE) -> int:
     """Run the server of `project` in this process until it has been idle for `idle` seconds.
-    Returns 0, or 3 when another server already serves this project and cache folder."""
-    import fcntl
-
-    from . import engine
-
+    Returns 0, or 3 when another server already serves this project and cache folder; raises
+    OSError (one line) when its folders or lock are refused (a link, a FIFO, another user's)."""
     project = project_root(project)
-    os.makedirs(state_dir(cache_dir), exist_ok=True)
-    lock = open(_lock_path(cache_dir, project), "a+")  # not truncated: it names the running server
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    make_private(state_dir(cache_dir))
+    # Not truncated when opened: it names the running server until this one holds it.
+    lock = os.fdopen(_private_file(_lock_path(cache_dir, project), os.O_RDWR | os.O_CREAT), "r+")
+    if not _lock_exclusively(lock.fileno(), 0.25):
+        lock.close()
         return 3  # another server holds this project and cache folder: let it serve
+    from . import engine  # only now: a server that makes way leaves at once, not after the imports
     lock.truncate(0)
     lock.write(f"{os.getpid()}\n{project}\n")
     lock.flush()
@@ -293,6 +315,21 @@ def serve(cache_dir: str, project: str, idle: float = DEFAULT_IDLE) -> int:
                 pass
         lock.close()  # the lock file stays: removing it would let two servers start at once
     return 0
+
+
+def _lock_exclusively(fd: int, wait: float) -> bool:
+    """Take an exclusive flock on `fd` within `wait` seconds. Tried again for a moment, not once:
+    `holder()` takes a shared lock for an instant, and a server starting then must not give up."""
+    import fcntl
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
 
 
 def _still_bound(path: str, inode: int) -> bool:
@@ -387,8 +424,9 @@ def _handle(conn: socket.socket, cache: ResidentCache, engine, waiting: _Waiting
         files = [(f.path, f.display, f.module, f.root) for f in result.files]
         result.files = []
         reply = {"ok": result, "files": files}
-    except Exception:  # the client falls back to an in-process run and shows this
+    except Exception:  # the client falls back to an in-process run and shows its last line
         reply = {"error": traceback.format_exc(limit=8)}
+        _log("a run raised an error:\n" + reply["error"])
     finally:
         os.chdir("/")
     analysed = time.perf_counter()
@@ -410,7 +448,13 @@ def _connect(cache_dir: str, project: str, timeout: float = CLIENT_SILENCE) -> s
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)  # for the connect, then for each frame: the server beats every second
     try:
-        sock.connect(socket_path(cache_dir, project))
+        path = socket_path(cache_dir, project)
+        # Only a socket of the user's: its answers are unpickled. (Its folder is the user's alone,
+        # so nobody else can swap it after this look.)
+        st = os.lstat(path)
+        if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.getuid():
+            raise OSError(f"{path} is not a socket of yours")
+        sock.connect(path)
     except OSError:
         sock.close()
         return None
@@ -419,24 +463,60 @@ def _connect(cache_dir: str, project: str, timeout: float = CLIENT_SILENCE) -> s
 
 def start(cache_dir: str, project: str, idle: float = DEFAULT_IDLE) -> None:
     """Start a detached server for `project` on `cache_dir` (it exits at once if one is already
-    running)."""
-    os.makedirs(state_dir(cache_dir), exist_ok=True)
+    running). Raises OSError (one line) when its folder, lock or log cannot be used."""
+    make_private(state_dir(cache_dir))
     log_file = log_path(cache_dir, project)
     try:
-        if os.path.getsize(log_file) > 1 << 20:
+        st = os.lstat(log_file)
+        if stat.S_ISREG(st.st_mode) and st.st_size > 1 << 20:
             os.replace(log_file, log_file + ".1")  # keep the log small: one old generation
     except OSError:
         pass
+    # Checked here too, not only by the server: a socket folder or lock it would refuse fails this
+    # start at once, rather than after the wait for a server that never answers.
+    socket_path(cache_dir, project, create=True)
+    os.close(_private_file(_lock_path(cache_dir, project), os.O_RDWR | os.O_CREAT))
+    log = _private_file(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     # The server runs from `/` (it must not keep a project folder busy), so it is told where this
     # attn_lint was imported from: a checkout used without installing works too.
     import attn_lint
     here = os.path.dirname(os.path.dirname(os.path.abspath(attn_lint.__file__)))
     env = dict(os.environ)
     env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    with open(log_file, "ab") as log:
+    try:
         subprocess.Popen([sys.executable, "-m", "attn_lint", "server", "run", "--cache-dir", cache_dir,
                           "--project", project_root(project), "--idle", str(idle)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=log, cwd="/", env=env, start_new_session=True, close_fds=True)
+    finally:
+        os.close(log)
+
+
+@contextlib.contextmanager
+def _starting(cache_dir: str, project: str, wait: float = 2 * CLIENT_SILENCE):
+    """Held around "is one running? if not, start it and wait until it answers", so that
+    concurrent starts (three `server start`s, a commit's hooks) spawn one server between them.
+    The server's own lock cannot do this: each start would see none running and spawn its own,
+    the extra ones lingering until they find the lock taken. A starter that hangs past `wait` is
+    gone around: at worst that spawns a server that makes way at once."""
+    make_private(state_dir(cache_dir))
+    fd = _private_file(os.path.join(state_dir(cache_dir), server_name(cache_dir, project) + ".start"),
+                       os.O_RDWR | os.O_CREAT)  # O_CLOEXEC: the server it spawns does not keep it
+    try:
+        _lock_exclusively(fd, wait)
+        yield
+    finally:
+        os.close(fd)
+
+
+def start_once(cache_dir: str, project: str, idle: float = DEFAULT_IDLE) -> socket.socket | None:
+    """A connection to the server of `project`, started when none runs; None when it did not start
+    or one runs that does not answer. Raises OSError (one line) when its files cannot be used."""
+    with _starting(cache_dir, project):
+        sock = _connect(cache_dir, project)  # another starter may have started it while this one waited
+        if sock is None and holder(cache_dir, project) is None:
+            start(cache_dir, project, idle)
+            sock = _ready(cache_dir, project, 15.0)
+        return sock
 
 
 def _ready(cache_dir: str, project: str, wait: float) -> socket.socket | None:
@@ -463,13 +543,15 @@ def analyse(paths: list[str], settings, project: str, idle: float = DEFAULT_IDLE
     for attempt in range(2):
         sock = _connect(cache_dir, project)
         if sock is None:
-            if not spawn:
-                return None, NOT_RUNNING
             pid = holder(cache_dir, project)
             if pid is not None:  # its socket was removed: it is on its way out
                 return None, f"the server (pid {pid}) does not answer on its socket"
-            start(cache_dir, project, idle)
-            sock = _ready(cache_dir, project, 15.0)
+            if not spawn:  # its socket is there (the CLI looked) but nothing listens
+                return None, _gone(cache_dir, project, 0.0) or NOT_RUNNING
+            try:
+                sock = start_once(cache_dir, project, idle)
+            except OSError as exc:
+                return None, str(exc)
             if sock is None:
                 return None, f"the server did not start (see {log_path(cache_dir, project)})"
         try:
@@ -480,14 +562,15 @@ def analyse(paths: list[str], settings, project: str, idle: float = DEFAULT_IDLE
         except socket.timeout:
             return None, f"the server did not answer for {CLIENT_SILENCE:.0f} s (pid {holder(cache_dir, project)})"
         except (OSError, EOFError, pickle.UnpicklingError, ConnectionError) as exc:
+            _gone(cache_dir, project, 1.0)  # killed: its socket goes now, so later runs are quiet
             return None, f"the server failed mid-run ({exc})"
         if "other_build" in reply:  # not asked for a server: leave that build's server be
             return None, NOT_RUNNING
         if "stale" in reply:
             _wait_gone(cache_dir, project)
             continue  # it was another build: it is exiting, start ours
-        if "error" in reply:
-            return None, "the server raised an error:\n" + reply["error"]
+        if "error" in reply:  # the whole traceback is in the server's log
+            return None, "the server raised an error: " + reply["error"].strip().splitlines()[-1]
         from .discover import SourceFile
         result = reply["ok"]
         result.files = [SourceFile(*f) for f in reply.get("files", ())]
@@ -496,13 +579,38 @@ def analyse(paths: list[str], settings, project: str, idle: float = DEFAULT_IDLE
 
 
 def _wait_gone(cache_dir: str, project: str, wait: float = 5.0) -> None:
+    """Wait for a server that is leaving to let go of its lock (the last thing it does, after
+    closing its socket), so that the one started next does not find it still there."""
     deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        sock = _connect(cache_dir, project)
-        if sock is None:
-            return
-        sock.close()
+    while time.monotonic() < deadline and holder(cache_dir, project) is not None:
         time.sleep(0.05)
+
+
+def _gone(cache_dir: str, project: str, wait: float) -> str | None:
+    """When the server was killed (its socket is left, nothing listens, no process holds its
+    lock), remove its socket and say so; None otherwise. The lock is held around the removal, so
+    no server starting meanwhile loses its new socket; `wait`: how long a dying server may take
+    to let go of it."""
+    try:
+        path = socket_path(cache_dir, project)
+        fd = _private_file(_lock_path(cache_dir, project), os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISSOCK(os.lstat(path).st_mode):
+            return None
+        sock = _connect(cache_dir, project, timeout=1.0)
+        if sock is not None:  # it lives (it dropped a client, or another one started): keep it
+            sock.close()
+            return None
+        if not _lock_exclusively(fd, wait):
+            return None
+        os.unlink(path)
+        return "the server was killed or crashed (the socket it left is removed now)"
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def control(cache_dir: str, project: str, op: str, timeout: float = CLIENT_SILENCE):

@@ -1,16 +1,33 @@
 """Run the user's code in child processes that attn-lint supervises from outside.
 
 ``--verify`` imports the user's modules and calls their methods; a module body can call
-``os._exit``, crash the interpreter, fork, ignore SIGALRM and loop, or patch attn-lint's own
-functions. So the work runs in a forked child, one batch of tasks at a time, and the parent only
-reads plain JSON lines from a pipe:
+``os._exit``, crash the interpreter, fork, ignore SIGALRM and loop, allocate without end, or patch
+attn-lint's own functions. So the work runs in a forked child, one batch of tasks at a time, and
+the parent only reads plain JSON lines from a pipe:
 
 * the child starts its own session (process group), so on a timeout ``os.killpg`` takes its forked
-  grandchildren with it; the group is killed after every batch, so nothing it started outlives it;
+  grandchildren with it; the group is killed after every batch;
+* on Linux, nothing the child started outlives the batch, even a grandchild that left the group
+  with ``setsid()``: while tasks run, attn-lint is a child subreaper (``PR_SET_CHILD_SUBREAPER``),
+  so the orphans of the child's tree become attn-lint's children instead of init's, and after the
+  group is killed every process that became attn-lint's child during the batch (outside
+  attn-lint's own session, so never one of its own helpers) is killed and reaped, round after
+  round, until none is left. Elsewhere (macOS, the BSDs: no subreaper, no /proc) only the process
+  group is killed: a grandchild that called ``setsid()`` escapes it. Anywhere, processes the code
+  has another service start (systemd-run, at, a container daemon) are not its descendants, and
+  set-user-ID programs it runs (sudo) cannot be signalled: those are beyond reach;
+* the child's address space is capped (``RLIMIT_AS``, ``memory_limit`` bytes) before any user code
+  runs, unless the caller turns the cap off (a GPU step: CUDA reserves far more virtual address
+  space than it uses); an allocation past it raises MemoryError, and a task whose result reports
+  one, or that one ends, fails as ``memory``. On Linux the parent also sums the resident memory of
+  the child's processes (at most every 0.2 s) and kills them all past the same limit: this is the
+  only cap when the address space is not capped, and it covers forks, each capped on its own.
+  Without /proc there is no watchdog (and macOS does not enforce RLIMIT_AS);
 * the deadline is kept by the parent (``select`` with a timeout, the child's exit seen through
   ``waitpid``), never by waiting for EOF on a pipe that a grandchild may hold open;
 * a task that does not finish gets a ``Failure`` saying what happened to its process (the exit
-  status, the signal, the time limit, malformed data); the tasks after it run in a fresh child;
+  status, the signal, the time or memory limit, malformed data); the tasks after it run in a fresh
+  child;
 * the child's fds 0-2 are /dev/null, so nothing it writes reaches attn-lint's own output;
 * after each task the child compares attn-lint's modules (and ``json``, which carries the result)
   with the snapshot taken before any user code ran; a change is reported as that task's
@@ -26,6 +43,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import signal
 import sys
@@ -33,17 +51,31 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+try:
+    import resource
+except ImportError:  # not a Unix
+    resource = None  # type: ignore[assignment]
+
 DEFAULT_TASK_TIME_LIMIT = 60.0  # seconds of wall clock per task (per finding), enforced by the parent
 GPU_BUILD_ALLOWANCE = 300.0  # extra seconds for a GPU step: FlashInfer's JIT build can take minutes
+# Bytes per child: its address space (RLIMIT_AS) and the resident memory of its processes. A
+# verify child over all of sglang 0.5.19 with torch 2.13 (CPU) peaked at 1.5 GiB of address space
+# (0.9 GiB resident); each of torch's threads can add a 64 MiB malloc arena and an 8 MiB stack,
+# about 9 GiB more on a 128-core host (estimated). 16 GiB leaves room for that and still stops a
+# runaway allocation long before it takes a workstation down.
+DEFAULT_MEMORY_LIMIT = 16 * 2**30
 _MAX_LINE = 32 * 2**20  # a result line larger than this is malformed
 _POLL = 0.05  # seconds between checks that the child is still alive
+_MEMORY_POLL = 0.2  # seconds between sums of the child's resident memory (a scan of /proc)
+_SWEEP_ROUNDS = 200  # rounds of killing the orphans of a batch; a round ends when one finds none
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 @dataclass(frozen=True)
 class Failure:
     """A task whose process did not hand back a valid result."""
 
-    kind: str  # exit | signal | timeout | malformed | tampered
+    kind: str  # exit | signal | timeout | memory | malformed | tampered
     detail: str  # what happened, as a phrase: "ended its process with exit status 0"
     seconds: float = 0.0  # from the task's start to its failure
 
@@ -56,6 +88,9 @@ class Channel:
         self._fd, self._write, self._dumps, self._getpid = fd, os.write, json.dumps, os.getpid
         self._pid = os.getpid()
         self._snapshot = _fingerprint()
+        self._memory_error = re.compile(r"\bMemoryError\b").search  # not torch's OutOfMemoryError
+        self.current = 0  # the task under way or next (for a MemoryError that ends the child)
+        self.capped = False  # the address space is capped: a MemoryError means the limit was hit
 
     def _send(self, obj: dict) -> None:
         if self._getpid() != self._pid:
@@ -65,6 +100,7 @@ class Channel:
             data = data[self._write(self._fd, data):]
 
     def start(self, i: int) -> None:
+        self.current = i
         self._send({"k": "start", "i": i})
 
     def extend(self, i: int) -> None:
@@ -76,35 +112,58 @@ class Channel:
         if changed:
             self._send({"k": "tampered", "i": i, "names": changed[:8], "n": len(changed)})
             os._exit(0)  # the process is no longer trustworthy: the next task gets a fresh one
-        self._send({"k": "result", "i": i, "data": data})
+        # The user's code runs under `except BaseException` handlers that turn what it raised into
+        # the result's text, so a failed allocation shows only there. Under the cap it means the
+        # limit was hit, and the result is then not evidence of anything.
+        if self.capped and self._memory_error(self._dumps(data)):
+            self.out_of_memory(i)
+        else:
+            self._send({"k": "result", "i": i, "data": data})
+        self.current = i + 1
+
+    def out_of_memory(self, i: int) -> None:
+        """Task ``i`` hit the address-space cap."""
+        self._send({"k": "memory", "i": i})
 
     def end(self) -> None:
         self._send({"k": "end"})
 
 
 def run_tasks(count: int, child_main: Callable[[int, Channel], None], validate: Callable[[Any], Any],
-              time_limit: float = DEFAULT_TASK_TIME_LIMIT) -> list[Any]:
+              time_limit: float = DEFAULT_TASK_TIME_LIMIT, memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+              cap_address_space: bool = True) -> list[Any]:
     """Results of tasks ``0..count-1``, each ``validate(data)`` or a ``Failure``.
 
     ``child_main(first, channel)`` runs in the child: for each task ``i`` from ``first`` on it calls
     ``channel.start(i)``, does the work and calls ``channel.result(i, json_data)``, then
     ``channel.end()``. ``validate`` turns the decoded JSON into the caller's value; it raises
     ValueError/TypeError/KeyError on data it does not accept (the task then fails as malformed).
+    ``memory_limit``: bytes (None: no limit), the child's address space unless ``cap_address_space``
+    is False, and the resident memory of its processes, watched from here (Linux).
     """
     out: list[Any] = [None] * count
     done = 0
-    while done < count:
-        done = _one_child(done, count, child_main, validate, time_limit, out)
+    # Without /proc the orphans could not be found and swept up: leave them to init, as before.
+    was_reaper = _subreaper(True) if os.path.exists("/proc/self/stat") else None
+    try:
+        while done < count:
+            done = _one_child(done, count, child_main, validate, time_limit, out, memory_limit,
+                              cap_address_space)
+    finally:
+        if was_reaper is False:
+            _subreaper(False)
     return out
 
 
-def _one_child(first: int, count: int, child_main, validate, time_limit: float, out: list) -> int:
+def _one_child(first: int, count: int, child_main, validate, time_limit: float, out: list,
+               memory_limit: int | None = None, cap_address_space: bool = True) -> int:
     """Runs a child for tasks ``first..``; fills ``out`` and returns the next task without a result."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()  # or the child's copy of the buffer could be written twice
         except Exception:  # noqa: BLE001 - a closed or odd stream
             pass
+    before = _our_children()  # what to leave alone when the batch's orphans are swept up
     rfd, wfd = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns
@@ -117,12 +176,22 @@ def _one_child(first: int, count: int, child_main, validate, time_limit: float, 
                 os.dup2(null, fd)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             ch = Channel(wfd)
-            child_main(first, ch)
+            ch.current = first
+            if memory_limit and cap_address_space:
+                ch.capped = _cap_address_space(memory_limit)
+            try:
+                child_main(first, ch)
+            except MemoryError:
+                if ch.capped:
+                    ch.out_of_memory(ch.current)
+                raise
             ch.end()
             code = 0
         finally:
             os._exit(code)
     os.close(wfd)
+    watch = bool(memory_limit) and before is not None
+    next_watch = time.monotonic() + _MEMORY_POLL
     pos, started, progressed, ended = first, False, False, False
     task_start = time.monotonic()
     buf = b""
@@ -136,6 +205,12 @@ def _one_child(first: int, count: int, child_main, validate, time_limit: float, 
             if left <= 0:
                 failure = Failure("timeout", f"did not finish within {allowed:g} s (the time limit); its processes were killed")
                 break
+            if watch and time.monotonic() >= next_watch:
+                next_watch = time.monotonic() + _MEMORY_POLL
+                if _resident(before) > memory_limit:
+                    failure = Failure("memory", f"used more than {size_text(memory_limit)} of memory (the limit, "
+                                                "--verify-memory-limit); its processes were killed")
+                    break
             ready, _, _ = select.select([rfd], [], [], min(left, _POLL))
             chunk = os.read(rfd, 1 << 16) if ready else b""
             if not chunk:
@@ -174,6 +249,12 @@ def _one_child(first: int, count: int, child_main, validate, time_limit: float, 
                     out[pos] = Failure("tampered", f"changed attn-lint's own code or data in its process ({names}); "
                                                    "its result was discarded", time.monotonic() - task_start)
                     pos, started, progressed = pos + 1, False, True
+                elif kind == "memory" and i == pos:
+                    out[pos] = Failure("memory", f"ran out of memory: an allocation failed at the "
+                                                 f"{size_text(memory_limit or 0)} limit (--verify-memory-limit)",
+                                       time.monotonic() - task_start)
+                    pos, started, progressed, allowed = pos + 1, False, True, time_limit
+                    deadline = time.monotonic() + allowed
                 elif kind == "result" and i == pos and started:
                     try:
                         out[pos] = validate(msg.get("data"))
@@ -190,6 +271,8 @@ def _one_child(first: int, count: int, child_main, validate, time_limit: float, 
         if status is None:
             status = _wait(pid)
         os.close(rfd)
+        if before is not None:
+            _sweep(before)
     if ended or pos >= count:
         return count
     if failure is None and (started or not progressed):
@@ -260,13 +343,160 @@ def _drain(fd: int) -> bytes:
     return data
 
 
-def _kill_group(pid: int) -> None:
-    """The child and everything it forked (its session's group): SIGKILL, so nothing lingers."""
-    for kill in (os.killpg, os.kill):
+def _kill_group(pid: int, group: int | None = None) -> bool:
+    """SIGKILL to ``pid`` and its process group (by default the one ``pid`` leads: the child's,
+    which its forks share), so nothing lingers. False if ``pid`` itself could not be signalled."""
+    try:
+        os.killpg(pid if group is None else group, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        return False
+    return True
+
+
+_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+
+def parse_size(text: str, error: Callable[[str], Exception] = ValueError) -> int | None:
+    """``--verify-memory-limit``: bytes from ``4G``, ``512M``, ``8GiB``, ``1.5g``, ``1000000`` (binary
+    units, a trailing ``B`` or ``iB`` allowed), or None for ``none`` / ``0`` (no limit). Raises
+    ``error(message)`` on anything else (the CLI makes it click's BadParameter: a usage error)."""
+    if str(text).strip().lower() == "none":
+        return None
+    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]?)(?:i?b)?\s*", str(text), re.IGNORECASE)
+    number = float(m.group(1)) if m else -1.0
+    if number == 0:
+        return None
+    size = int(number * _UNITS[m.group(2).lower()]) if m else 0
+    if size < 1 or (m and not m.group(2) and "." in m.group(1)):  # no fractions of a byte
+        raise error(f"{text!r} is not a size: give e.g. 4G, 512M, 8GiB, a number of bytes, or none")
+    return size
+
+
+def size_text(n: int) -> str:
+    """4294967296 -> '4 GiB'."""
+    for unit, name in ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+        if n >= unit:
+            return f"{round(n / unit, 2):g} {name}"
+    return f"{n} bytes"
+
+
+def _cap_address_space(limit: int) -> bool:
+    """In the child, before any user code: RLIMIT_AS (soft and hard, so the code cannot lift it)."""
+    if resource is None:
+        return False
+    try:
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)  # never ask for more than the user's own shell allows
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ValueError, OSError):  # macOS refuses some values; the watchdog (Linux) still applies
+        return False
+    return True
+
+
+_PR_SET_CHILD_SUBREAPER, _PR_GET_CHILD_SUBREAPER = 36, 37
+
+
+def _subreaper(on: bool) -> bool | None:
+    """Makes this process (Linux) the reaper of its descendants' orphans, or stops; returns the
+    previous setting, or None where there is no such thing."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        was = ctypes.c_int(0)
+        if libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(was), 0, 0, 0) != 0 or \
+                libc.prctl(_PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0) != 0:
+            return None
+    except (OSError, AttributeError):
+        return None
+    return bool(was.value)
+
+
+def _processes() -> dict[int, tuple[int, int, int, int]] | None:
+    """pid -> (parent pid, process group, session, resident bytes) of every process, from /proc;
+    None without /proc (macOS, the BSDs)."""
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return None
+    out = {}
+    for name in names:
+        if not name.isdigit():
+            continue
         try:
-            kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                stat = fh.read()
+            # The second field is the command name in parentheses, which may itself hold spaces and
+            # parentheses (the code under verification chooses it): the fields follow the last ")".
+            f = stat[stat.rindex(b")") + 2:].split()
+            out[int(name)] = (int(f[1]), int(f[2]), int(f[3]), int(f[21]) * _PAGE)
+        except (OSError, ValueError, IndexError):
+            continue  # it ended meanwhile
+    return out
+
+
+def _our_children() -> set[int] | None:
+    table = _processes()
+    if table is None:
+        return None
+    me = os.getpid()
+    return {pid for pid, (ppid, *_) in table.items() if ppid == me}
+
+
+def _strays(table: dict, before: set[int]) -> list[int]:
+    """This process's children that were not its children when the batch started: the batch's
+    child and, through the subreaper, the orphans of its tree. Those in attn-lint's own session
+    are left alone: the child started a session of its own, and no descendant of it can join
+    attn-lint's, so those can only be orphans of attn-lint's own helpers."""
+    me, own_session = os.getpid(), os.getsid(0)
+    return [pid for pid, (ppid, _, sid, _) in table.items()
+            if ppid == me and pid not in before and sid != own_session]
+
+
+def _resident(before: set[int]) -> int:
+    """Resident bytes of the batch's processes: the strays and all their descendants (pages shared
+    between them, those of the fork included, count once per process)."""
+    table = _processes() or {}
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, *_) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    todo, seen, total = _strays(table, before), set(), 0
+    while todo:
+        pid = todo.pop()
+        if pid not in seen:
+            seen.add(pid)
+            total += table[pid][3]
+            todo.extend(children.get(pid, ()))
+    return total
+
+
+def _sweep(before: set[int]) -> None:
+    """Kill and reap the batch's orphans, round after round: killing one re-parents its own
+    children to this process (the subreaper), and the next round finds them."""
+    spared: set[int] = set()  # set-user-ID programs the code ran (sudo): not ours to kill or wait for
+    for _ in range(_SWEEP_ROUNDS):
+        table = _processes() or {}
+        strays = [pid for pid in _strays(table, before) if pid not in spared]
+        if not strays:
+            return
+        killed = []
+        for pid in strays:
+            # Its group too, which it may share with children of its own. While it is our
+            # unreaped child its group id cannot be reused, so this reaches only the batch's tree.
+            if _kill_group(pid, table[pid][1]):
+                killed.append(pid)
+            else:
+                spared.add(pid)
+        for pid in killed:
+            _wait(pid)
 
 
 _WATCHED = ("json", "json.encoder", "json.decoder")

@@ -52,7 +52,7 @@ from typing import Any
 
 from ..linter.engine import Result
 from ..linter.findings import Finding, short
-from .isolate import DEFAULT_TASK_TIME_LIMIT, Failure, can_isolate, run_in_process, run_tasks
+from .isolate import DEFAULT_MEMORY_LIMIT, DEFAULT_TASK_TIME_LIMIT, Failure, can_isolate, run_in_process, run_tasks
 from .loader import DEFAULT_MODULE_TIME_LIMIT, TreeLoader, _one_line
 from .decisions import CONFIRMED, MEANING, VERDICTS, decide, is_confirmed
 from .flashinfer_use import NOT_PLANNING, plans_flashinfer
@@ -133,7 +133,8 @@ def _default_smoke_backend() -> str:
 
 def verify(result: Result, gpu: bool = False, *, time_limit: float = DEFAULT_MODULE_TIME_LIMIT,
            task_time_limit: float = DEFAULT_TASK_TIME_LIMIT, smoke_backend: str | None = None,
-           gpu_problem: str | None = None, latent: bool = False) -> dict[Finding, Verification]:
+           gpu_problem: str | None = None, latent: bool = False,
+           memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> dict[Finding, Verification]:
     """Verdicts for every AL001/AL002/AL003 finding of ``result`` (analysed with keep_context=True).
 
     ``gpu``: also run the FlashInfer smoke test where the hook plans FlashInfer (flashinfer_use.py).
@@ -143,6 +144,8 @@ def verify(result: Result, gpu: bool = False, *, time_limit: float = DEFAULT_MOD
     ``time_limit``: the loader's own limit per module load (SIGALRM, inside the child);
     ``task_time_limit``: the wall-clock limit per finding, kept from outside (isolate.py): the
     user's code runs in child processes, and a child's death is its finding's verdict.
+    ``memory_limit``: bytes per child (isolate.py), None for none; a GPU step caps only its
+    resident memory, never its address space (CUDA reserves far more than it uses).
     """
     smoke_backend = smoke_backend or _default_smoke_backend()
     out: Verdicts = Verdicts()
@@ -157,11 +160,11 @@ def verify(result: Result, gpu: bool = False, *, time_limit: float = DEFAULT_MOD
                                   "(call analyse(..., keep_context=True))", 0.0)
         return out
     if gpu and gpu_problem is None:
-        gpu_problem = isolated_gpu_problem(task_time_limit)
+        gpu_problem = isolated_gpu_problem(task_time_limit, memory_limit)
     run_gpu = gpu and gpu_problem is None
     wanted: set[Finding] = set()  # findings that call for the smoke test
     for f, (v, wants) in zip(todo, _batch(result, todo, False, time_limit, task_time_limit, run_gpu, smoke_backend,
-                                          gpu)):
+                                          gpu, memory_limit)):
         out[f] = v
         if wants:
             wanted.add(f)
@@ -171,7 +174,7 @@ def verify(result: Result, gpu: bool = False, *, time_limit: float = DEFAULT_MOD
         # installed torch or triton whose import-time work fails without the rest of the stack):
         # every package outside the standard library is a stand-in, as on a machine without them.
         for f, (v, wants) in zip(retry, _batch(result, retry, True, time_limit, task_time_limit, run_gpu,
-                                              smoke_backend, gpu)):
+                                              smoke_backend, gpu, memory_limit)):
             first = out[f]
             if v.facts.get("isolation"):
                 out[f] = replace(first, facts=dict(first.facts, strict_attempt=v.detail))
@@ -185,18 +188,20 @@ def verify(result: Result, gpu: bool = False, *, time_limit: float = DEFAULT_MOD
                 out[f] = replace(out[f], gpu=f"not run: {gpu_problem}")
         else:
             out.controls = _isolated_controls(result, time_limit, task_time_limit, smoke_backend,
-                                              {f.member for f in wanted})
+                                              {f.member for f in wanted}, memory_limit)
     return out
 
 
-def _isolated(count: int, child_main, validate, task_time_limit: float) -> list:
+def _isolated(count: int, child_main, validate, task_time_limit: float,
+              memory_limit: int | None = DEFAULT_MEMORY_LIMIT, cap_address_space: bool = True) -> list:
     if can_isolate():
-        return run_tasks(count, child_main, validate, task_time_limit)
+        return run_tasks(count, child_main, validate, task_time_limit, memory_limit, cap_address_space)
     return run_in_process(count, child_main, validate)
 
 
 def _batch(result: Result, findings: list[Finding], strict: bool, time_limit: float, task_time_limit: float,
-           run_gpu: bool, backend: str, gpu_asked: bool = False) -> list[tuple[Verification, bool]]:
+           run_gpu: bool, backend: str, gpu_asked: bool = False,
+           memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> list[tuple[Verification, bool]]:
     """(verification, wants the smoke test) per finding, each checked in a child process."""
     ctx = result.context
     # One loader per project: several projects in one run may share package names (fixtures/).
@@ -217,7 +222,7 @@ def _batch(result: Result, findings: list[Finding], strict: bool, time_limit: fl
                     ch.result(i, _verify_one(findings[where[i]], ctx, loader, run_gpu, backend,
                                              lambda i=i: ch.extend(i), gpu_asked))
 
-        got = _isolated(len(where), child_main, _from_child, task_time_limit)
+        got = _isolated(len(where), child_main, _from_child, task_time_limit, memory_limit, not run_gpu)
         for i, r in zip(where, got):
             out[i] = (_failed(r), False) if isinstance(r, Failure) else r
     return out
@@ -364,7 +369,8 @@ def _failed(failure: Failure) -> Verification:
                         None, {"isolation": failure.kind})
 
 
-def isolated_gpu_problem(task_time_limit: float = DEFAULT_TASK_TIME_LIMIT) -> str | None:
+def isolated_gpu_problem(task_time_limit: float = DEFAULT_TASK_TIME_LIMIT,
+                         memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> str | None:
     """``gpu_environment_problem()`` asked in a child: CUDA initialised in this process would not
     survive the forks that run the smoke tests."""
     from . import flashinfer_smoke
@@ -379,14 +385,14 @@ def isolated_gpu_problem(task_time_limit: float = DEFAULT_TASK_TIME_LIMIT) -> st
             raise ValueError("not a reason")
         return data
 
-    got = _isolated(1, child_main, validate, task_time_limit)[0]
+    got = _isolated(1, child_main, validate, task_time_limit, memory_limit, cap_address_space=False)[0]
     if isinstance(got, Failure):
         return f"GPU smoke test unavailable: checking the GPU stack {got.detail}"
     return got
 
 
 def _isolated_controls(result: Result, time_limit: float, task_time_limit: float, backend: str,
-                       hooks: set[str]) -> list[Control]:
+                       hooks: set[str], memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> list[Control]:
     """``gpu_controls`` in a child process (it runs the wrappers' real hooks)."""
     def child_main(first: int, ch) -> None:
         with TreeLoader(result.files, time_limit=time_limit) as loader:  # the controls' own classes
@@ -403,7 +409,7 @@ def _isolated_controls(result: Result, time_limit: float, task_time_limit: float
             out.append(Control(*fields, float(c["seconds"])))
         return out
 
-    got = _isolated(1, child_main, validate, task_time_limit)[0]
+    got = _isolated(1, child_main, validate, task_time_limit, memory_limit, cap_address_space=False)[0]
     if isinstance(got, Failure):
         return [Control("(GPU controls)", "", "", "", "error", f"the code under verification {got.detail}",
                         got.seconds)]
@@ -473,12 +479,14 @@ def _backend_for(owner: str, member: str, signature, harness, ctx, loader) -> tu
 
 
 def run_for_cli(result: Result, gpu: bool = False, task_time_limit: float = DEFAULT_TASK_TIME_LIMIT,
-                latent: bool = False) -> tuple[dict[Finding, Verification], str | None]:
+                latent: bool = False, memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+                ) -> tuple[dict[Finding, Verification], str | None]:
     """What the CLI calls: the verdicts, and (``gpu`` only) the one-line reason the GPU smoke test
     could not run here, or None. The CLI prints that line and exits 2; the CPU verdicts stand.
     ``latent`` (--show-latent): the latent findings the report lists are verified too."""
-    problem = isolated_gpu_problem(task_time_limit) if gpu else None
-    verdicts = verify(result, gpu=gpu, gpu_problem=problem, task_time_limit=task_time_limit, latent=latent)
+    problem = isolated_gpu_problem(task_time_limit, memory_limit) if gpu else None
+    verdicts = verify(result, gpu=gpu, gpu_problem=problem, task_time_limit=task_time_limit, latent=latent,
+                      memory_limit=memory_limit)
     # Run-level facts go into the stats the JSON report already carries.
     if isinstance(result.stats, dict):
         counts = {k: sum(1 for v in verdicts.values() if v.verdict == k) for k in VERDICTS}
