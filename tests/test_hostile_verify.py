@@ -197,3 +197,30 @@ def test_memory_limit_sizes_and_the_default():
     option = next(p for p in check.params if p.name == "verify_memory_limit")
     assert parse_size(option.default) == RunOptions().verify_memory_limit == DEFAULT_MEMORY_LIMIT
     assert size_text(DEFAULT_MEMORY_LIMIT) == "16 GiB"
+
+
+BUILD_STEP = '''
+import json, time
+from attn_lint.runtime_check.isolate import run_tasks
+
+def child_main(first, ch):
+    for i in range(first, 2):
+        ch.start(i)
+        if i == 0:
+            ch.extend(i)  # a GPU step: it may compile FlashInfer's kernels
+        chunks = [bytearray(10 * 2**20) for _ in range(40)]  # 400 MiB, touched
+        time.sleep(0.6)  # long enough for the watchdog to look
+        ch.result(i, len(chunks))
+    ch.end()
+
+got = run_tasks(2, child_main, lambda d: d, time_limit=20, memory_limit=300 * 2**20, cap_address_space=False)
+print(json.dumps([getattr(g, "kind", g) for g in got]))
+'''
+
+
+@linux_only
+def test_a_gpu_step_may_build_past_the_limit_and_the_next_finding_may_not(tmp_path):
+    proc = subprocess.run([sys.executable, "-c", BUILD_STEP], capture_output=True, text=True, timeout=60,
+                          env=_env(tmp_path), cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout) == [40, "memory"]
