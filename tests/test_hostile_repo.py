@@ -267,3 +267,12 @@ def test_a_planted_link_in_a_cache_folder_inside_the_repository_takes_no_entry_o
     (cache_dir / "packs").symlink_to(outside)
     assert lint(repo, home, "--cache-dir", str(cache_dir)).returncode == 1
     assert list(outside.iterdir()) == []
+
+
+def test_a_device_named_as_the_baseline_is_refused_before_anything_is_written(repo):
+    # What `--write-baseline /dev/null` asks, checked without a run (a run as root on the previous
+    # main replaced /dev/null with a plain file).
+    from attn_lint.linter.userfiles import Refused, output_target
+    with pytest.raises(Refused, match="it is a device"):
+        output_target("/dev/null", str(repo), "baseline /dev/null")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
