@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import pytest
 # The cache's secret key lives in the user's config folder: tests keep theirs in one folder of the
 # session's own (shared by the subprocesses they start), never in the user's.
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="attn-lint-test-config-")
+atexit.register(shutil.rmtree, os.environ["XDG_CONFIG_HOME"], True)
 os.environ.pop("ATTN_LINT_CACHE_KEY", None)
 
 from attn_lint.linter.engine import Settings, analyse
