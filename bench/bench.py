@@ -172,7 +172,8 @@ def bench_tree(tree: str, runs: int, with_pylint: bool, with_libcst: bool, with_
     # pyproject.toml, analyses the whole project through the cache and keeps that file's findings.
     project = tempfile.mkdtemp(prefix="al-project-")
     name = os.path.basename(tree)
-    os.symlink(tree, os.path.join(project, name))
+    # A copy, not a link: a configuration's `src` may not lead out of its project.
+    shutil.copytree(tree, os.path.join(project, name))
     with open(os.path.join(project, "pyproject.toml"), "w") as fh:
         fh.write(f'[tool.attn-lint]\nsrc = ["{name}"]\n')
     rel = os.path.join(name, os.path.relpath(victim, tree))
@@ -190,7 +191,7 @@ def bench_tree(tree: str, runs: int, with_pylint: bool, with_libcst: bool, with_
             os.chdir(cwd)
 
     def hook_changed(extra=()):
-        with Edit(victim):
+        with Edit(os.path.join(project, rel)):
             return in_project(hook(extra))
 
     in_project(hook())
