@@ -340,6 +340,10 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
         "lines": n_lines, "classes": len(index.classes),
         "families": len({r for roots in context.model.family_members.values() for r in roots}),
         "wrappers": len(context.model.wrappers),
+        # Where a hook is asked for (hasattr, getattr with a default, try/except AttributeError):
+        # with the two counts above, what `--statistics` says when a tree gives no findings.
+        "probe_sites": sum(len(sites) for sites in context.probes.values()),
+        "probed_members": len(context.probes),
         "astroid_queries": bridge.calls if bridge else 0,
         "astroid_answers": bridge.answers if bridge else 0,
         "astroid_seconds": round(bridge.spent, 3) if bridge else 0.0,

@@ -125,13 +125,35 @@ def test_statistics(tree):
     assert r.exit_code == 1
     assert r.stdout.splitlines() == ["1  AL001  unforwarded-hook  [error]  medium 1",
                                      "1  AL002  delegation-signature-mismatch  [error]  medium 1",
-                                     "Found 2 findings."]
+                                     "Found 2 findings.",
+                                     "Analysed 5 files: 2 class families, 2 wrappers, 2 probe sites of 1 hook."]
     r = run(tree, "--statistics", "--format", "json", ".")
     assert json.loads(r.stdout) == [
         {"code": "AL001", "name": "unforwarded-hook", "count": 1, "severity": "error",
          "confidence": {"high": 0, "medium": 1}},
         {"code": "AL002", "name": "delegation-signature-mismatch", "count": 1, "severity": "error",
          "confidence": {"high": 0, "medium": 1}}]
+
+
+@pytest.mark.parametrize("drop, why", [
+    ("full_attn_backend.forward", "No wrapper (a family member that holds others of its family and forwards"),
+    ('hasattr(backend, "plan_chunks")', "No hook is probed"),
+])
+def test_statistics_say_why_a_tree_gives_no_findings(tmp_path, drop, why):
+    files = dict(TREES["AL001"])
+    if drop.startswith("hasattr"):
+        files["serving/model.py"] = files["serving/model.py"].replace(drop, "True")
+    else:  # the wrapper neither calls nor probes through what it holds: it is no wrapper
+        files["serving/backends.py"] = files["serving/backends.py"].replace(
+            "return self.full_attn_backend.forward(batch)", "return batch")
+    for rel, src in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(src)
+    r = run(tmp_path, "--statistics", ".")
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert lines[0] == "No findings." and lines[1].startswith("Analysed 2 files: 1 class family, ")
+    assert why in lines[1], lines[1]
 
 
 def test_text_format_unchanged(tree):

@@ -1,7 +1,9 @@
 """`--statistics`: how many findings each rule produced, per confidence, instead of the findings.
 
 `count` is what the report shows and the exit status counts (confidence medium or high); latent
-findings (low) are counted only with --show-latent, in a column of their own.
+findings (low) are counted only with --show-latent, in a column of their own. The text ends with
+what the analysis found to reason about (files, class families, wrappers, probe sites), so that
+a tree with no findings says why: drift needs a wrapper and a probed hook.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def render(result: Result, as_json: bool = False) -> str:
         return json.dumps([{"code": c, "name": n, "count": k, "severity": s, "confidence": _levels(by, show_latent)}
                            for c, n, k, s, by in rows], indent=2)
     if not rows:
-        return "No findings."
+        return "No findings.\n" + _tree_line(result)
     width = max(len(str(k)) for _, _, k, _, _ in rows)
     lines = []
     for c, n, k, s, by in rows:
@@ -48,4 +50,25 @@ def render(result: Result, as_json: bool = False) -> str:
     total = sum(k for _, _, k, _, _ in rows)
     tail = f" and {len(result.latent)} latent" if result.latent else ""
     lines.append(f"Found {total} finding{'s' if total != 1 else ''}{tail}.")
+    lines.append(_tree_line(result))
     return "\n".join(lines)
+
+
+def _tree_line(result: Result) -> str:
+    """What the analysis had to reason about, and, where one is missing, why nothing can be found."""
+    st = result.stats
+    if "wrappers" not in st:  # nothing was analysed (no files), or a result from an older build
+        return f"Analysed {len(result.files):,} file{'' if len(result.files) == 1 else 's'}."
+    families, wrappers = st.get("families", 0), st.get("wrappers", 0)
+    sites, members = st.get("probe_sites", 0), st.get("probed_members", 0)
+    n = len(result.files)
+    line = (f"Analysed {n:,} file{'' if n == 1 else 's'}: {families:,} class "
+            f"{'family' if families == 1 else 'families'}, {wrappers:,} wrapper{'' if wrappers == 1 else 's'}, "
+            f"{sites:,} probe site{'' if sites == 1 else 's'} of {members:,} hook{'' if members == 1 else 's'}.")
+    if not wrappers:
+        line += (" No wrapper (a family member that holds others of its family and forwards to them): drift "
+                 "is reported only between a wrapper and what it holds.")
+    elif not sites:
+        line += (" No hook is probed (hasattr, getattr with a default, try/except AttributeError): AL001 "
+                 "and AL003 need a probe; AL002 checks the calls through delegates.")
+    return line
