@@ -189,7 +189,8 @@ def release_tree(package: str, version: str) -> Path:
     if wheel() is None:
         wheels.mkdir(parents=True, exist_ok=True)
         cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-               "--platform", "manylinux_2_34_x86_64", "--python-version", "3.11", f"{package}=={version}",
+               "--platform", "manylinux_2_34_x86_64", "--platform", "manylinux_2_28_x86_64",
+               "--python-version", "3.11", f"{package}=={version}",
                "-d", str(wheels)]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
