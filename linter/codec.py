@@ -142,7 +142,7 @@ def _enc_function(f: FunctionInfo) -> tuple:
             tuple(map(tuple, f.calls)) if f.calls else (), tuple(map(tuple, f.probes)) if f.probes else (),
             f.constructions, f.unimplemented, f.gates, tuple(map(tuple, f.guards)) if f.guards else (),
             f.falsy_defaults, tuple(map(tuple, f.reads)) if f.reads else (),
-            f.platform_gates, f.checks_only, f.falsy_stores, f.other_stores)
+            f.platform_gates, f.checks_only, f.falsy_stores, f.other_stores, f.declarations)
 
 
 # The records are rebuilt with tuple.__new__ once their fields are checked (no argument parsing).
@@ -239,10 +239,10 @@ def _names_to(v, check) -> dict:
 
 
 def _dec_function(t) -> FunctionInfo:
-    _need(type(t) is tuple and len(t) == 24)
+    _need(type(t) is tuple and len(t) == 25)
     (name, line, col, end_line, params, decorators, returns, return_values, noop, is_async, local_names,
      self_attrs, calls, probes, constructions, unimplemented, gates, guards, falsy, reads,
-     platform_gates, checks_only, falsy_stores, other_stores) = t
+     platform_gates, checks_only, falsy_stores, other_stores, declarations) = t
     _need(type(name) is str and type(line) is int and type(col) is int and type(end_line) is int
           and type(noop) is bool and type(is_async) is bool and type(unimplemented) is bool
           and type(checks_only) is bool)
@@ -252,7 +252,7 @@ def _dec_function(t) -> FunctionInfo:
         _names_to(self_attrs, _self_attr) if self_attrs else {}, _calls(calls), _probes(probes),
         _tuple_of(constructions, _construction), unimplemented, _tuple_of(gates, _gate), _guards(guards),
         _strs(falsy), _reads(reads), _tuple_of(platform_gates, _platform_gate), checks_only,
-        _tuple_of(falsy_stores, _str_int), _strs(other_stores))
+        _tuple_of(falsy_stores, _str_int), _strs(other_stores), _tuple_of(declarations, _str_int))
 
 
 def _str_int(t) -> None:
@@ -350,14 +350,14 @@ def _name_literal(t) -> None:
 def _own_function(t) -> FunctionInfo:
     (name, line, col, end_line, params, decorators, returns, return_values, noop, is_async, local_names,
      self_attrs, calls, probes, constructions, unimplemented, gates, guards, falsy, reads, platform_gates,
-     checks_only, falsy_stores, other_stores) = t
+     checks_only, falsy_stores, other_stores, declarations) = t
     return FunctionInfo(name, line, col, end_line, tuple([_new(Param, p) for p in params]) if params else (),
                         decorators, returns, return_values, noop, is_async, local_names, self_attrs,
                         tuple([_new(CallSite, c) for c in calls]) if calls else (),
                         tuple([_new(Probe, p) for p in probes]) if probes else (),
                         constructions, unimplemented, gates, tuple([_new(Guard, g) for g in guards]) if guards else (),
                         falsy, tuple([_new(Read, r) for r in reads]) if reads else (), platform_gates, checks_only,
-                        falsy_stores, other_stores)
+                        falsy_stores, other_stores, declarations)
 
 
 def _own_class(t) -> ClassInfo:

@@ -17,7 +17,7 @@ from .index import TreeIndex
 from .passed_values import PassedValues
 from .value_uses import ValueUses
 from .facts import ModuleFacts, function_ref, mentions_self_attr
-from .resolve import Resolver, Scope, describe_type
+from .resolve import Resolution, Resolver, Scope, describe_type
 from .summary import KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, FunctionInfo, member_target, root_name
 
 
@@ -494,7 +494,7 @@ class FamilyModel:
         """The `__init__` parameters that `self.<attr>` is assigned from (directly or in a list)."""
         params = [p.name for p in init.params[1:]]
         used: list[str] = []
-        for value, _, _ in init.self_attrs.get(attr, ()):
+        for value, _, _ in _stores(init, attr):
             items = value[1] if value and value[0] == "seq" else (value,)
             for item in items:
                 if not item or item[0] != "name" or item[1] not in params:
@@ -513,7 +513,7 @@ class FamilyModel:
         if used:
             params = [p.name for p in init.params[1:]]
             return [(scope, c, params, used, label) for scope, c, label in self.init_calls(qual, owner == qual)]
-        if attr in init.self_attrs:
+        if _stores(init, attr):
             return None  # stored from something other than a parameter
         # Stored by the base's __init__, which this class's __init__ calls with super().
         supers = [c for c in init.constructions if c[0] == ("super",)]
@@ -580,7 +580,7 @@ class FamilyModel:
         attrs = assigned & used
         delegates: list[Delegate] = []
         for attr in sorted(attrs):
-            res = self.resolver.attribute_of(qual, attr)
+            res = self._stored(qual, attr) or self.resolver.attribute_of(qual, attr)
             members = {t for t in res.types if isinstance(t, str) and self.same_family(t, qual)}
             seq = {t[1] for t in res.types if isinstance(t, tuple) and t[0] == "seq"
                    and self.same_family(t[1], qual)}
@@ -601,6 +601,53 @@ class FamilyModel:
         if not forwards:
             return None
         return Wrapper(qual, delegates, forwards, forwarded)
+
+    def _stored(self, qual: str, attr: str) -> Resolution | None:
+        """What the stores of a declared attribute hold: `self.x: Base` (or `x: Optional[Base] =
+        None` in the class body) then `self.x = A(...)` / `self.x = B(...)` holds A or B. A
+        declaration bounds the values (a store typed wider than it is narrowed to it); counted as
+        one more value, it would add `Base` and so every subclass of it. Read from the class the
+        resolver reads (the first of the MRO that stores it) and the declarations up to it. None
+        where none declares it, or where some store is nothing the resolver can type: there the
+        declaration says what the store holds, as a parameter's annotation does (the resolver's
+        own answer)."""
+        bound: frozenset | None = None  # the nearest declaration's classes
+        for c in self.index.mro(qual):
+            entry = self.index.classes[c]
+            ca = entry.info.attrs.get(attr)
+            if ca is not None and ca.value is not None:
+                return None  # a class-level value: the resolver's business
+            declared = [ca.annotation] if ca is not None and ca.annotation is not None else []
+            stores = []
+            for method, e in self.index.assignments(c).get(attr, ()):
+                if (attr, e[2]) in method.declarations or (attr, e[2]) in method.falsy_stores:
+                    declared += [e[1]] if e[1] is not None else []  # a false literal is no class either
+                else:
+                    stores.append((method, e))
+            if bound is None and declared:
+                bound = frozenset().union(*(self.resolver.annotation(a, entry.module) for a in declared))
+            if stores:
+                break
+        else:
+            return None
+        if not bound:
+            return None
+        out: set = set()
+        steps: list[Evidence] = []
+        for method, (value, ann, line) in stores:
+            res = self.resolver.resolve(value, Scope(entry.module, c, method))
+            types = res.types or self.resolver.annotation(ann, entry.module)
+            if not types:
+                return None
+            for t in types:
+                narrower = {d for d in bound if isinstance(t, str) and isinstance(d, str) and d != t
+                            and t in self.index.mro(d)}
+                out |= narrower or {t}
+            steps.extend(res.steps)
+            shown = ", ".join(sorted(describe_type(t) for t in types))
+            steps.append(Evidence(entry.file.display, line, f"`{entry.info.name}.{method.name}` assigns "
+                                                            f"`self.{attr}` ({shown})"))
+        return Resolution(frozenset(out), tuple(steps[:8]))
 
     def forwarded_to(self, qual: str, attr: str) -> dict[str, Evidence]:
         """The members `qual`'s methods (own and inherited) call or probe on `self.<attr>`, each
@@ -654,6 +701,12 @@ class FamilyModel:
                     forwarded.setdefault(probe.member, out[-1])
         self._forwarding_memo[key] = (out, forwarded)
         return out, forwarded
+
+
+def _stores(fn: FunctionInfo, attr: str) -> list[tuple]:
+    """`fn`'s assignments of `self.<attr>`, without its bare declarations (`self.x: Base`), which
+    store nothing."""
+    return [e for e in fn.self_attrs.get(attr, ()) if (attr, e[2]) not in fn.declarations]
 
 
 def _only_self_attrs(ref: tuple | None, fn: FunctionInfo, self_name: str, out: set[str], depth: int) -> bool:

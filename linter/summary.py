@@ -30,7 +30,7 @@ from .platforms import add_platform_gates, test_platform
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 28
+SUMMARY_VERSION = 29
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -123,6 +123,9 @@ class FunctionInfo:
     # `self.<attr>` stored other than by `=`: `self.x += ...`, `setattr(self, "x", ...)`; "*" for a
     # `setattr(self, <not a literal>, ...)`, which may store any attribute.
     other_stores: tuple[str, ...] = ()
+    # (attr, line) of a bare declaration `self.<attr>: T` (no value): its self_attrs entry stores
+    # nothing, it only bounds what the attribute's stores hold (families.FamilyModel._stored).
+    declarations: tuple[tuple[str, int], ...] = ()
 
     @property
     def kind(self) -> str:
@@ -423,6 +426,7 @@ class _FunctionWalker(ast.NodeVisitor):
         self.self_attrs: dict[str, list[tuple]] = {}
         self.falsy_stores: list[tuple[str, int]] = []
         self.other_stores: set[str] = set()
+        self.declarations: list[tuple[str, int]] = []
         self.calls: list[CallSite | ast.Call] = []  # a plain call of a non-local: its node (_call_sites)
         self.probes: list[Probe] = []
         self.constructions: list[tuple] = []
@@ -595,6 +599,8 @@ class _FunctionWalker(ast.NodeVisitor):
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         self._note_falsy(node.target, node.value, node.lineno)
+        if node.value is None and (attr := self._own_attr(node.target)) is not None:
+            self.declarations.append((attr, node.lineno))
         self.bind(node.target, self.ref(node.value), type_ref(node.annotation), node.lineno)
         value = node.value
         if (type(value) in _SEQUENCES or type(value) is ast.Set) and type(node.target) is ast.Name:
@@ -1283,7 +1289,7 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
         falsy_defaults(node.args) if node.name == "__init__" else (),
         _probed_reads(walker) if walker.probes else (), (),
         is_checks_only_body(body), tuple(walker.falsy_stores),
-        tuple(sorted(walker.other_stores)) if walker.other_stores else (),
+        tuple(sorted(walker.other_stores)) if walker.other_stores else (), tuple(walker.declarations),
     )
 
 
