@@ -292,6 +292,10 @@ class Resolver:
         return _ABSENT
 
     def _call(self, ref: tuple, scope: Scope, depth: int, visiting: frozenset) -> Resolution:
+        if ref[1] is not None and ref[1][0] == "attr":
+            bound = self._classmethod_call(ref[1], scope, depth, visiting)
+            if bound is not None:
+                return bound
         func = self.resolve(ref[1], scope, depth + 1, visiting)
         out, steps = set(), list(func.steps)
         for t in ordered(func.types):
@@ -307,6 +311,32 @@ class Resolver:
                 out |= r.types
                 steps.extend(r.steps)
         return Resolution(frozenset(out), tuple(steps[:8]), func.via)
+
+    def _classmethod_call(self, func_ref: tuple, scope: Scope, depth: int,
+                          visiting: frozenset) -> Resolution | None:
+        """`X.make(...)` where `make` is a classmethod X inherits: its `cls` is X, so what it
+        builds with `cls(...)` is an X, not the class that defines `make` (and through it every
+        subclass). None where no receiver reaches a classmethod: the general path answers."""
+        base = self.resolve(func_ref[1], scope, depth + 1, visiting)
+        calls = []
+        for t in ordered(base.types):
+            qual = t if isinstance(t, str) else t[1] if t[0] == "cls" else None
+            if qual is None:
+                return None
+            for m in ordered(self.attribute_of(qual, func_ref[2], depth + 1).types):
+                fn = self.function_of(m)
+                if fn is None or m[0] != "method":
+                    return None
+                calls.append((qual, m[1], fn))
+        if not any(fn.kind == "classmethod" and qual != owner for qual, owner, fn in calls):
+            return None
+        out, steps = set(), list(base.steps)
+        for qual, owner, fn in calls:
+            bound = qual if fn.kind == "classmethod" else owner
+            r = self._return_types(self.index.classes[owner].module, bound, fn, depth)
+            out |= r.types
+            steps.extend(r.steps)
+        return Resolution(frozenset(out), tuple(steps[:8]), base.via)
 
     def function_of(self, t) -> FunctionInfo | None:
         """The function a ("fn", qual) or ("method", class, name) type element names, if in the tree."""

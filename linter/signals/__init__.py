@@ -18,6 +18,7 @@ _SIGNALS: tuple[tuple[str, str], ...] = (
     ("capability_flag", "CapabilityFlag"),
     ("unsupported_pairing", "UnsupportedPairing"),
     ("platform", "PlatformSignal"),
+    ("unpassed_option", "UnpassedOption"),
 )
 
 
