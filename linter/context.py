@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from . import facts as module_facts
 from .facts import Site
+from .findings import Evidence
 from .families import FamilyModel
 from .index import TreeIndex
 from .resolve import NOTHING, Resolution, Resolver
@@ -51,6 +52,8 @@ class Context:
         if key in self._memo:
             return self._memo[key]
         res = self.resolver.resolve(ref, site.scope) if ref is not None else NOTHING
+        if ref is not None and ref[0] == "name" and len(res.instances()) > 1:
+            res = self._union_narrowed(site, ref[1]) or res
         if not res.instances() and kind == "call" and ref is not None and ref[0] == "name":
             # Calls only: a probe of an unannotated parameter is mostly duck typing over whatever
             # comes in (`if hasattr(x, "a"): ... elif ...: else: raise`), a call is a use.
@@ -60,6 +63,25 @@ class Context:
             res = self.fallback.infer(site, line, col, kind) or res
         self._memo[key] = res
         return res
+
+    def _union_narrowed(self, site: Site, name: str) -> Resolution | None:
+        """A parameter annotated with a union (`backend: A | B`) of a function whose every call
+        the tree shows is what those calls pass: a helper shared by two kinds of object in its
+        annotation may be called with one kind only (a twin helper serving the other), and its
+        probes then never meet the other kind."""
+        fn = site.fn
+        param = next((p for p in fn.params if p.name == name), None)
+        if param is None or param.annotation is None or param.annotation[0] != "tunion" or name in fn.locals \
+                or (site.cls is not None and fn.params[0] is param):
+            return None
+        got = self.model.passed_values.passed_to(site.scope, param)
+        if got is None or not got[0] or not all(isinstance(t, str) for t in got[0]):
+            return None
+        passed = frozenset(got[0])
+        shown = ", ".join(sorted(t.rsplit(".", 1)[-1] for t in passed))
+        note = (f"`{name}` is annotated `{self.resolver.annotation_text(param.annotation)}`, but every call "
+                f"of `{fn.name}` in the tree passes {shown}")
+        return Resolution(passed, (Evidence(site.path, fn.line, note), *got[1][:3]))
 
     @functools.cached_property
     def _param_callers(self):

@@ -125,6 +125,8 @@ def guards_in_use(fn) -> tuple[Guard, ...]:
         elif test[0] == "attr" and test[1] == self_ref and self_ref is not None:
             if _covers(calls, g) or _covers(stores, g):
                 kept.append(g)
+        elif _gates_its_own_call(fn, test, g):
+            kept.append(g)
         elif test[0] == "name" and _covers(stores, g):
             kept.append(g)
     return tuple(kept)
@@ -133,3 +135,38 @@ def guards_in_use(fn) -> tuple[Guard, ...]:
 def _covers(lines: list[int], g: Guard) -> bool:
     i = bisect_left(lines, g.first)
     return i < len(lines) and lines[i] <= g.last
+
+
+def gate_subject(test: tuple) -> tuple[tuple, str] | None:
+    """(the object, the member) of a test that asks an object itself: `x.flag`, `x.supports()`."""
+    if test[0] == "call" and test[1] is not None and test[1][0] == "attr":
+        test = test[1]
+    if test[0] == "attr" and test[1] is not None:
+        return test[1], test[2]
+    return None
+
+
+def same_object(a: tuple | None, b: tuple | None) -> bool:
+    """Two refs that read the same object: equal once each call is taken without its position
+    (`get_backend()` tested on one line and probed on the next is one accessor's answer)."""
+    return a is not None and b is not None and _unplaced(a) == _unplaced(b)
+
+
+def _unplaced(ref):
+    if type(ref) is not tuple:
+        return ref
+    if ref and ref[0] == "call":
+        return ("call", _unplaced(ref[1]))
+    return tuple(_unplaced(r) for r in ref)
+
+
+def _gates_its_own_call(fn, test: tuple, g: Guard) -> bool:
+    """A test of an object's own flag or capability (`if b.supports_x():`) over a call on that
+    object (`b.x(...)`): what the receiver-gate signal reads."""
+    subject = gate_subject(test)
+    if subject is None:
+        return False
+    for c in fn.calls:
+        if g.first <= c.line <= g.last and c.func[0] == "attr" and same_object(c.func[1], subject[0]):
+            return True
+    return False

@@ -26,6 +26,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from .source_lines import SourceLines
+from .facts import scopes_of
 from .findings import Evidence
 from .resolve import Scope, describe_type
 from .summary import KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, _EXPRESSIONS, ModuleWalk, _summarise_function
@@ -55,6 +56,7 @@ class PassedValues:
         self._param_memo: dict[tuple, tuple[dict, list] | None] = {}
         self._return_memo: dict[tuple, tuple[dict, list] | None] = {}
         self._sources = SourceLines()
+        self._name_calls: dict[str, list] | None = None
 
     # --- the question ----------------------------------------------------------------------------
     def held(self, qual: str, attr: str) -> tuple[dict, list[Evidence]] | None:
@@ -223,6 +225,11 @@ class PassedValues:
         return result
 
     # --- parameters, from their callers ----------------------------------------------------------
+    def passed_to(self, scope: Scope, param) -> tuple[dict, list[Evidence]] | None:
+        """What every call the tree shows of the function `scope` is in passes as `param`
+        (element -> exactly that class), with the evidence; None where a call cannot be read."""
+        return self._param(self._full_scope(scope) if scope.fn.name != "<module>" else scope, param, 0)
+
     def _param(self, scope: Scope, param, steps: int):
         if param.kind in (VAR_POSITIONAL, VAR_KEYWORD):
             return None
@@ -285,6 +292,8 @@ class PassedValues:
                 full = self._full_scope(cscope)
                 out.append((full, args, dict(kwargs), full.fn.line, label))
             return out
+        if not scope.cls and fn.name != "<module>":
+            return self._function_callers(scope)
         if not scope.cls or fn.kind != "method" or self.model.value_uses.method(fn.name):
             return None  # (a bound method handed on is called where the tree does not show)
         entries = self.model.member_calls.get(fn.name, ())
@@ -306,6 +315,76 @@ class PassedValues:
             if len(out) > MAX_CALLERS:
                 return None
         return out
+
+    def _function_callers(self, scope: Scope) -> list | None:
+        """The calls of a module-level function, by its name or through its module
+        (`helpers.prepare(...)`); None where some may be unseen: the function is used as a value
+        (handed on, stored, aliased), a call is made from module level or spreads `*args` /
+        `**kwargs`, or there are too many."""
+        fn = scope.fn
+        if self.model.value_uses.function(scope.module, fn.name):
+            return None
+        qual = f"{scope.module}.{fn.name}"
+        out = []
+        for cscope, base, line in self._calls_by_name().get(fn.name, ()):
+            sym = self.index.resolve_name(cscope.module, base or fn.name)
+            if sym is None or (sym.qual != qual if base is None else sym.kind != "module" or sym.qual != scope.module):
+                continue
+            if cscope.fn.name == "<module>":
+                return None
+            full = self._full_scope(cscope)
+            nodes = self._calls_at(full, line, base, fn.name)
+            if not nodes:
+                return None
+            for node in nodes:
+                if any(isinstance(a, ast.Starred) for a in node.args) or any(kw.arg is None for kw in node.keywords):
+                    return None
+                args = tuple(_EXPRESSIONS.ref(a) for a in node.args)
+                kwargs = {kw.arg: _EXPRESSIONS.ref(kw.value) for kw in node.keywords}
+                out.append((full, args, kwargs, line, f"{fn.name}(...)"))
+            if len(out) > MAX_CALLERS:
+                return None
+        return out
+
+    def _calls_at(self, scope: Scope, line: int, base: str | None, name: str) -> list[ast.Call]:
+        """The calls of `name` (or `base.name`) on a line of the function `scope` is in."""
+        got = self._function_source(scope)
+        if got is None:
+            return []
+        out = []
+        for n in ast.walk(got[1]):
+            if isinstance(n, ast.Call) and n.lineno == line:
+                f = n.func
+                if base is None and isinstance(f, ast.Name) and f.id == name:
+                    out.append(n)
+                elif base is not None and isinstance(f, ast.Attribute) and f.attr == name \
+                        and isinstance(f.value, ast.Name) and f.value.id == base:
+                    out.append(n)
+        return out
+
+    def _calls_by_name(self) -> dict[str, list]:
+        """Calls of a bare name (`f(...)`, kept among a function's gates) or of a name read off a
+        bare name (`m.f(...)`), by the called name, over the whole tree (built once): (caller
+        scope, the bare name before the dot or None, line)."""
+        if self._name_calls is None:
+            out: dict[str, list] = {}
+            for mod in self.index.modules.values():
+                for cls, fn in scopes_of(mod.name, mod.summary):
+                    scope = Scope(mod.name, cls, fn)
+                    for g in fn.gates:
+                        if len(g) == 2:
+                            out.setdefault(g[0], []).append((scope, None, g[1]))
+                    for call in fn.calls:
+                        f = call.func
+                        if f[0] == "attr" and f[1] is not None and f[1][0] == "name":
+                            out.setdefault(f[2], []).append((scope, f[1][1], call.line))
+            for name, entries in out.items():  # two calls on one line: both are read from the line
+                seen: set = set()
+                out[name] = [e for e in entries
+                             if not ((e[0].module, id(e[0].fn), e[1], e[2]) in seen
+                                     or seen.add((e[0].module, id(e[0].fn), e[1], e[2])))]
+            self._name_calls = out
+        return self._name_calls
 
     # --- the callers' own text -------------------------------------------------------------------
     def _path(self, module: str) -> str:
@@ -356,6 +435,11 @@ class PassedValues:
         info = _summarise_function(node, scope.cls is not None, [], [], ModuleWalk())
         store[key] = (info, node)
         return store[key]
+
+    def function_node(self, scope: Scope) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The function `scope` is in, parsed from its own text (kept like call_node's)."""
+        got = self._function_source(scope)
+        return got[1] if got else None
 
     def call_node(self, scope: Scope, line: int, col: int) -> ast.Call | None:
         """The call at (line, col) in the function `scope` is in, parsed from that function's text

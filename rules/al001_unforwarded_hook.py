@@ -79,8 +79,11 @@ forwarding method.
 ## Not reported
 A leaf backend without the hook; a wrapper with `__getattr__`; a hook the wrapper inherits from
 any base or mixin; probes in code that unwraps wrappers (`b = b.full_attn_backend` in a loop),
-probes of wrapper structure (another wrapper's delegate attribute names), and a probe of `self`
-in a method the wrapper overrides.
+probes of wrapper structure (another wrapper's delegate attribute names), a probe of `self`
+in a method the wrapper overrides, and state rather than hooks: a member every implementation
+assigns only after construction (in methods other than `__init__` and those `__init__` calls on
+`self`, never in its class body) that is private (`_lora_context`), or that the wrapper gets the
+same way because it has those setters too.
 """
 
     INVALID = [
@@ -163,7 +166,8 @@ def prefill(backend: Backend, batch):
                                          exact=wrapper.exact_types())
             provided = model.members_provided(impls)
             for member in sorted(provided.keys() & ctx.probes.keys() - model.structural_members):
-                if member.startswith("__") or index.lookup(wq, member) is not None:
+                if member.startswith("__") or index.lookup(wq, member) is not None \
+                        or _state_set_later(index, wq, member, provided[member]):
                     continue
                 uses = [(site, p.receiver, p.line, p.col, "probe", (site, p)) for site, p in ctx.probes[member]]
                 hits = [(site, probe, res, static) for (site, probe), res, static in ctx.reaching(wq, uses)]
@@ -223,6 +227,38 @@ def prefill(backend: Backend, batch):
             # behaviour: still drift, reported one level lower.
             finding = replace(finding, severity="warning")
         return finding
+
+
+def _state_set_later(index, wq: str, member: str, owners) -> bool:
+    """`member` is state the objects are given after construction, not a hook their classes have:
+    every owner assigns `self.<member>` only in methods other than `__init__` (and the methods
+    `__init__` calls on `self`), never in a class body. Whether an object has it then depends on
+    whether such a setter ran on that object: a private field (`_lora_context`) is the object's
+    own business, and a public one the wrapper gets the same way wherever it has those setters."""
+    setters: set[str] = set()
+    for owner in owners:
+        info = index.classes[owner].info
+        if member in info.attrs or member in info.methods:
+            return False
+        init = info.methods.get("__init__")
+        at_construction = {"__init__"} | _self_calls(init)
+        for method, _ in index.assignments(owner).get(member, ()):
+            if method.name in at_construction:
+                return False
+            setters.add(method.name)
+    if not setters:
+        return False
+    if member.startswith("_"):
+        return True
+    return all(index.lookup(wq, name) is not None for name in setters)
+
+
+def _self_calls(fn) -> set[str]:
+    """Names of the methods `fn` calls on its own first parameter (`self.setup()`)."""
+    if fn is None or not fn.params:
+        return set()
+    me = ("name", fn.params[0].name)
+    return {c.func[2] for c in fn.calls if c.func and c.func[0] == "attr" and c.func[1] == me}
 
 
 def _probe_text(probe) -> str:

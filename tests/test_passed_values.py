@@ -86,14 +86,27 @@ def test_a_platform_hook_returning_a_class_in_the_tree_is_followed(tmp_path):
     assert _al001(root) == [("HybridCache", "prefetch")]
 
 
-def test_a_plain_functions_parameter_keeps_the_wide_answer(tmp_path):
-    # Calls of a module-level function are not all recorded: what it is handed is unknown.
+def _wrap_through_a_function(tmp_path, extra: str = ""):
     root = _tree(tmp_path, {"builder.py": ("    def build_split(self):",
                                            "    def build_other(self):\n"
                                            "        return wrap(LatentCache)\n\n"
                                            "    def build_split(self):")})
     with open(root / "kvstore" / "cache" / "builder.py", "a") as fh:
-        fh.write("\n\ndef wrap(cls):\n    return HybridCache(8, inner_cls=cls)\n")
+        fh.write("\n\ndef wrap(cls):\n    return HybridCache(8, inner_cls=cls)\n" + extra)
+    return root
+
+
+def test_a_plain_functions_parameter_is_what_its_calls_pass(tmp_path):
+    """A module-level function's calls are found by its name (issue 27): `wrap(LatentCache)` is
+    the only one, so `wrap`'s `cls` is LatentCache, built exactly."""
+    root = _wrap_through_a_function(tmp_path)
+    assert _delegate(root) == (["LatentCache", "PlainCache"], ["LatentCache", "PlainCache"])
+    assert _al001(root) == []
+
+
+def test_a_plain_function_used_as_a_value_keeps_the_wide_answer(tmp_path):
+    # Handed on as a value, the function may be called where the tree does not show.
+    root = _wrap_through_a_function(tmp_path, "\n\nHOOKS = [wrap]\n")
     assert _delegate(root)[1] == []
     assert _al001(root) == [("HybridCache", "prefetch")]
 

@@ -16,6 +16,7 @@ _SIGNALS: tuple[tuple[str, str], ...] = (
     ("model_reach", "ModelReach"),
     ("dominating_guard", "DominatingGuard"),
     ("capability_flag", "CapabilityFlag"),
+    ("receiver_gate", "ReceiverGate"),
     ("unsupported_pairing", "UnsupportedPairing"),
     ("platform", "PlatformSignal"),
     ("unpassed_option", "UnpassedOption"),
