@@ -3,11 +3,13 @@ or a `raise NotImplementedError` placeholder), and the delegate's hook never run
 
 from __future__ import annotations
 
+import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING, Iterable
 
 from ..linter.confidence import Pairing
 from ..linter.findings import Evidence, Finding
+from ..linter.resolve import Scope
 from .base import Example, Rule, assessed, holding_delegates, short
 
 if TYPE_CHECKING:
@@ -97,7 +99,9 @@ A wrapper `W` that answers hook `H` with the family base's default while an impl
 delegates can be implements `H`, and `H` is probed or called on receivers that can be `W`. The
 default is one of:
 - a **no-op** (a docstring, `pass`, `...`, `return`, `return None` or a constant), where the
-  implementation overrides it with a real body;
+  implementation overrides it with a real body, or, where both only return a constant, with
+  another answer (`return True` over the base's `return False`, a tile size of 128 over 64; two
+  false answers decide a test alike and are not reported);
 - a **placeholder**: a body that only raises `NotImplementedError`, where the implementation
   overrides it with anything that does not raise it too (a no-op counts: it returns). A wrapper
   that overrides `H` with a placeholder of its own is still reported, since it raises just the
@@ -227,7 +231,7 @@ delegates that may not implement a placeholder hook, only where the configuratio
             if not found or found[0] == base or found[1] != "method":
                 continue
             fn = index.classes[found[0]].info.methods[member]
-            if fn.unimplemented or (fn.noop and not placeholder):
+            if fn.unimplemented or (fn.noop and not placeholder and not _answers_otherwise(ctx, base, found[0], member)):
                 continue
             yield found[0], fn
 
@@ -274,7 +278,11 @@ delegates that may not implement a placeholder hook, only where the configuratio
         for n, owner in enumerate(overriders):  # the three the message names prove it; the others support it
             oe = index.classes[owner]
             fn = oe.info.methods[member]
-            if not placeholder:
+            if not placeholder and fn.noop:
+                got = _constant_answer(ctx, owner, member)
+                note = (f"`{oe.info.name}` overrides `{member}` to answer `{got[0]!r}`" if got is not None
+                        else f"`{oe.info.name}` overrides `{member}`")
+            elif not placeholder:
                 note = f"`{oe.info.name}` overrides `{member}` with a real body"
             elif fn.noop:
                 note = f"`{oe.info.name}` implements `{member}` as a no-op: the call returns where the wrapper's raises"
@@ -283,19 +291,66 @@ delegates that may not implement a placeholder hook, only where the configuratio
             evidence.append(Evidence(oe.file.display, fn.line, note, supporting=n >= 3))
         names = ", ".join(f"`{short(o)}`" for o in overriders[:3]) + (" and more" if len(overriders) > 3 else "")
         one = len(overriders) == 1
+        answer = None
+        if not placeholder and not own and all(index.classes[o].info.methods[member].noop for o in overriders):
+            got = _constant_answer(ctx, base, member)
+            answer = got[0] if got is not None else None
         if placeholder:
             what = (f"overrides `{member}` with a placeholder" if own
                     else f"inherits the placeholder `{be.info.name}.{member}`")
             message = (f"`{w}` {what}; {names}, which its delegates can be, {'implements' if one else 'implement'} "
                        f"it, but on the wrapper the call raises NotImplementedError where the delegate's "
                        f"`{member}` would run")
+        elif answer is not None:
+            message = (f"`{w}` inherits `{be.info.name}.{member}`, which answers `{answer!r}`; {names}, which its "
+                       f"delegates can be, {'answers' if one else 'answer'} otherwise, but on the wrapper the "
+                       f"call gets the base's answer where the delegate's would apply")
         else:
             message = (f"`{w}` inherits the no-op `{be.info.name}.{member}`; {names}, which its delegates can "
                        f"be, {'overrides' if one else 'override'} it, but on the wrapper the hook silently "
                        f"does nothing")
-        details = (("base", base), ("default", "placeholder" if placeholder else "noop"),
+        details = (("base", base), ("default", "placeholder" if placeholder else "constant" if answer is not None
+                                    else "noop"),
                    ("delegates", ",".join(d.attr for d in wrapper.delegates)),
                    ("site", f"{sites[0][0].path}:{sites[0][1]}"), ("site_kind", sites[0][2]))
         return self.finding(path=entry.file.display, line=entry.info.line, column=entry.info.col + 1,
                             message=message, class_name=wq, member=member, targets=overriders,
                             evidence=evidence, details=details)
+
+
+def _answers_otherwise(ctx: "Context", base: str, owner: str, member: str) -> bool:
+    """Both the base's `member` and the override only `return` a constant, and not the same one
+    (nor two false ones): `supports_x()` answering False on the base and True on the
+    implementation, or a tile size of 64 and 128, is behaviour."""
+    a, b = _constant_answer(ctx, base, member), _constant_answer(ctx, owner, member)
+    # Two false answers (`False`, `None`, `0`) decide every test of them alike.
+    return a is not None and b is not None and a != b and bool(a[0]) | bool(b[0])
+
+
+def _constant_answer(ctx: "Context", owner: str, member: str) -> tuple | None:
+    """(value,) where `owner`'s own `member` is a method whose body (after a docstring) is only
+    `return <literal>`; None otherwise. Read from the method's text, once per method and run."""
+    memo = ctx.__dict__.setdefault("_constant_answer_memo", {})
+    key = (owner, member)
+    if key not in memo:
+        memo[key] = _read_constant_answer(ctx, owner, member)
+    return memo[key]
+
+
+def _read_constant_answer(ctx: "Context", owner: str, member: str) -> tuple | None:
+    entry = ctx.index.classes[owner]
+    fn = entry.info.methods.get(member)
+    if fn is None or not fn.noop or fn.kind == "property":
+        return None
+    node = ctx.model.passed_values.function_node(Scope(entry.module, owner, fn))
+    if node is None:
+        return None
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or not isinstance(body[0].value, ast.Constant):
+        return None
+    value = body[0].value.value
+    return None if value is Ellipsis else (value,)
+
