@@ -30,9 +30,13 @@ from .platforms import add_platform_gates, test_platform
 from .reaching import bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 30
+SUMMARY_VERSION = 31
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
+
+# Methods that put their (last) argument into a collection: `append`, `add`, `insert`,
+# `appendleft`; `extend` puts in the elements of its argument.
+_FILLS = frozenset({"append", "add", "insert", "appendleft", "extend"})
 
 # `_new(CallSite, (...))` builds a NamedTuple without its generated Python `__new__` (a frame per
 # record): the walk makes hundreds of thousands of them.
@@ -523,6 +527,9 @@ class _FunctionWalker(ast.NodeVisitor):
                 self.bind(inner, ("iter", value) if value else None, None, line)
         elif type(target) is ast.Starred:
             self.bind(target.value, value, annotation, line)
+        elif type(target) is ast.Subscript and value is not None \
+                and (attr := self._own_attr(target.value)) is not None:
+            self.self_attrs.setdefault(attr, []).append((("seq", (value,)), None, line))  # `self.table[k] = v`
 
     def note_value(self, node: ast.expr, to: str | None = None, any_name: bool = False) -> None:
         """`node` is handed on as a value (to a call of `to`, a plain or dotted name, if given):
@@ -546,6 +553,26 @@ class _FunctionWalker(ast.NodeVisitor):
                 self.note_value(v, to)
         elif kind is ast.Starred or kind is ast.NamedExpr:
             self.note_value(node.value, to)
+
+    def _fill(self, func: ast.Attribute, args: list, line: int) -> None:
+        """`self.backends.append(make(name))` (in a loop, say): the collection holds what is
+        put in it, recorded as a store of a sequence of that value."""
+        attr = self._own_attr(func.value)
+        if attr is None:
+            return
+        arg = args[-1]
+        if func.attr == "extend" and type(arg) in (ast.ListComp, ast.GeneratorExp, ast.SetComp):
+            value = self.ref(arg.elt)  # `extend(make(n) for n in names)`: what each element is
+            value = ("seq", (value,)) if value is not None else None
+        else:
+            value = self.ref(arg)
+            if value is not None and func.attr == "extend":
+                value = value if value[0] == "seq" else ("seq", (("iter", value),))
+            elif value is not None:
+                value = ("seq", (value,))
+        if value is None:
+            return
+        self.self_attrs.setdefault(attr, []).append((value, None, line))
 
     def _own_attr(self, target: ast.expr) -> str | None:
         """`x` of an assignment target `self.x`."""
@@ -929,6 +956,8 @@ class _FunctionWalker(ast.NodeVisitor):
             recv = self.ref(func.value)
             if recv is not None:
                 callee = ("attr", recv, func.attr)
+                if args and func.attr in _FILLS:
+                    self._fill(func, args, node.lineno)
             last = func.attr
         else:
             if ftype is ast.Call:
