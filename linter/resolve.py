@@ -314,9 +314,17 @@ class Resolver:
 
     def _classmethod_call(self, func_ref: tuple, scope: Scope, depth: int,
                           visiting: frozenset) -> Resolution | None:
-        """`X.make(...)` where `make` is a classmethod X inherits: its `cls` is X, so what it
-        builds with `cls(...)` is an X, not the class that defines `make` (and through it every
-        subclass). None where no receiver reaches a classmethod: the general path answers."""
+        """`X.make(...)` or `x.make(...)` read per class that can run it, where the general path
+        (the returns of the method the static type finds) says too little:
+
+        * a classmethod X inherits: its `cls` is X, so what it builds with `cls(...)` is an X, not
+          the class that defines `make` (and through it every subclass);
+        * a placeholder on the static type (abstract, `...`, `raise NotImplementedError`): each
+          subclass overrides it (a per-class factory, `get_impl_cls()`), so the call gives what
+          those overrides return, when every one of them says.
+
+        None where neither applies, or an override's return cannot be read: the general path
+        answers (the declared return type)."""
         base = self.resolve(func_ref[1], scope, depth + 1, visiting)
         calls = []
         for t in ordered(base.types):
@@ -328,15 +336,44 @@ class Resolver:
                 if fn is None or m[0] != "method":
                     return None
                 calls.append((qual, m[1], fn))
-        if not any(fn.kind == "classmethod" and qual != owner for qual, owner, fn in calls):
+        bound = any(fn.kind == "classmethod" and qual != owner for qual, owner, fn in calls)
+        placeholders = [(qual, owner, fn) for qual, owner, fn in calls if _placeholder(fn)]
+        if not bound and not placeholders:
             return None
         out, steps = set(), list(base.steps)
         for qual, owner, fn in calls:
-            bound = qual if fn.kind == "classmethod" else owner
-            r = self._return_types(self.index.classes[owner].module, bound, fn, depth)
+            if _placeholder(fn):
+                r = self._overrides_return(qual, owner, func_ref[2], depth)
+                if r is None:
+                    return None
+            else:
+                r = self._return_types(self.index.classes[owner].module,
+                                       qual if fn.kind == "classmethod" else owner, fn, depth)
             out |= r.types
             steps.extend(r.steps)
         return Resolution(frozenset(out), tuple(steps[:8]), base.via)
+
+    def _overrides_return(self, qual: str, owner: str, name: str, depth: int) -> Resolution | None:
+        """What the overrides of placeholder `owner.name` in `qual`'s subclasses return; None
+        where there is none, or one's return says nothing."""
+        out, steps, seen = set(), [], set()
+        for sub in sorted(self.index.descendants(qual)):
+            found = self.index.method(sub, name)
+            if found is None or found[0] == owner or found[0] in seen:
+                continue
+            seen.add(found[0])
+            fn = found[1]
+            if _placeholder(fn):
+                continue  # an intermediate class's own placeholder: its subclasses answer
+            r = self._return_types(self.index.classes[found[0]].module,
+                                   sub if fn.kind == "classmethod" else found[0], fn, depth)
+            if not r.types:
+                return None
+            out |= r.types
+            steps.extend(r.steps[:1])
+        if not out:
+            return None
+        return Resolution(frozenset(out), tuple(steps[:8]))
 
     def function_of(self, t) -> FunctionInfo | None:
         """The function a ("fn", qual) or ("method", class, name) type element names, if in the tree."""
@@ -391,3 +428,10 @@ class Resolver:
             res = NOTHING
         self._return_memo[key] = res
         return res
+
+
+def _placeholder(fn: FunctionInfo) -> bool:
+    """A method that only declares what subclasses give: abstract, only raising
+    NotImplementedError, or an annotated body that returns nothing (`-> type[Impl]: ...`)."""
+    return fn.unimplemented or any(d.rsplit(".", 1)[-1] == "abstractmethod" for d in fn.decorators) \
+        or (fn.noop and not fn.return_values and fn.returns is not None)
