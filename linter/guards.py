@@ -115,6 +115,7 @@ def guards_in_use(fn) -> tuple[Guard, ...]:
     stores = sorted({line for assigns in fn.self_attrs.values() for _, _, line in assigns})
     self_ref = ("name", fn.params[0].name) if fn.params else None
     kept = []
+    receivers = None  # (line, receiver) of the member calls, once a guard asks
     for g in fn.guards:
         test = g.test
         if test == OPAQUE:
@@ -125,8 +126,13 @@ def guards_in_use(fn) -> tuple[Guard, ...]:
         elif test[0] == "attr" and test[1] == self_ref and self_ref is not None:
             if _covers(calls, g) or _covers(stores, g):
                 kept.append(g)
-        elif _gates_its_own_call(fn, test, g):
-            kept.append(g)
+        elif test[0] in ("attr", "call") and _covers(calls, g):
+            if receivers is None:
+                member_calls = [c for c in fn.calls if c.func[0] == "attr"]
+                member_calls.sort(key=_line)
+                receivers = ([c.line for c in member_calls], [c.func[1] for c in member_calls])
+            if _gates_its_own_call(receivers, test, g):
+                kept.append(g)
         elif test[0] == "name" and _covers(stores, g):
             kept.append(g)
     return tuple(kept)
@@ -160,13 +166,28 @@ def _unplaced(ref):
     return tuple(_unplaced(r) for r in ref)
 
 
-def _gates_its_own_call(fn, test: tuple, g: Guard) -> bool:
+def _gates_its_own_call(receivers: tuple[list, list], test: tuple, g: Guard) -> bool:
     """A test of an object's own flag or capability (`if b.supports_x():`) over a call on that
-    object (`b.x(...)`): what the receiver-gate signal reads."""
+    object (`b.x(...)`): what the receiver-gate signal reads. `receivers`: the lines of the
+    function's member calls, in order, and their receivers."""
     subject = gate_subject(test)
-    if subject is None:
+    if subject is None or subject[0] is None:
         return False
-    for c in fn.calls:
-        if g.first <= c.line <= g.last and c.func[0] == "attr" and same_object(c.func[1], subject[0]):
+    obj = subject[0]
+    # Without a call in it, the object is its own unplaced form, and so must a match be.
+    placed = _unplaced(obj) if _has_call(obj) else None
+    lines, recvs = receivers
+    i = bisect_left(lines, g.first)
+    while i < len(lines) and lines[i] <= g.last:
+        if recvs[i] == obj or (placed is not None and _unplaced(recvs[i]) == placed):
             return True
+        i += 1
     return False
+
+
+def _line(call) -> int:
+    return call.line
+
+
+def _has_call(ref) -> bool:
+    return type(ref) is tuple and bool(ref) and (ref[0] == "call" or any(_has_call(r) for r in ref[1:]))
