@@ -1,9 +1,14 @@
-"""Mine SGLang's release history for drift fixes: candidates for tests/data/history_corpus.json.
+"""Mine a package's release history for drift fixes: candidates for tests/data/history_corpus*.json.
 
 For each release (the unpacked wheels under the test cache, ~/.cache/attn-lint-tests/sglang-<ver>/,
 downloaded on demand with --download), attn-lint's own model is run on `sglang/srt` and a snapshot
 of what matters for drift is kept (one JSON file per release, keyed by the tool's version, so that
-re-mining reads snapshots instead of analysing again):
+re-mining reads snapshots instead of analysing again). Another package is mined the same way with
+`--package PKG` (the tree is then the wheel's whole import folder, `--tree` to change it): its
+releases are unpacked, only their `.py`/`.pyi` sources, under ~/.cache/attn-lint-tests/history-PKG/
+PKG-<ver>/ (`--download index` fetches every final release PyPI lists between --from and --to,
+wheels only: an sdist's metadata step would run the package's code), and the wheel is deleted
+after unpacking. SGLang's behaviour and output are unchanged by these options.
 
 - every wrapper the family model finds: its delegates, the implementations they can hold (with and
   without other wrappers), its member table, the calls it forwards through its delegates;
@@ -29,6 +34,8 @@ Then each pair of consecutive releases (PEP 440 order) is compared and candidate
                  attribute (the wider net for AL001, wrapper or not)
   override-added any class overrode an inherited placeholder (no-op or NotImplementedError) with
                  such a forward (the wider net for AL003)
+  forward-override (wide snapshots: any package but sglang by default) any class overrode a member
+                 it inherited from an in-tree base (not a placeholder) with such a forward
   AL002-wide     an optional or forwarding call that some in-tree method of that name (by name
                  only) could not bind, and that binds all of them in the next release
   finding-gone   a finding of release N is gone in N+1 (with whether the class and file remain)
@@ -39,6 +46,8 @@ the judged ones are tests/data/history_corpus.json (kept) and history_corpus_rej
     python bench/mine_history.py                       # every cached release, candidates to stdout summary
     python bench/mine_history.py --out /tmp/cand.json  # and every candidate as JSON
     python bench/mine_history.py --from 0.5.0 --to 0.5.23 --jobs 2
+    python bench/mine_history.py --package lmdeploy --from 0.4.0 --download index --out /tmp/lmd.json
+    python bench/mine_history.py --package diffusers --from 0.25.0 --to 0.42.1 --out /tmp/diffusers.json
 """
 
 from __future__ import annotations
@@ -47,8 +56,12 @@ import argparse
 import gzip
 import json
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
@@ -66,6 +79,7 @@ from attn_lint.linter.summary import Param, member_target  # noqa: E402
 SNAP_VERSION = 5
 HISTORY = Path(os.environ.get("ATTN_LINT_HISTORY_CACHE") or Path.home() / ".cache" / "attn-lint-history")
 TREE = "sglang/srt"
+PACKAGE = "sglang"
 
 
 def test_cache() -> Path:
@@ -73,18 +87,100 @@ def test_cache() -> Path:
     return cache_root()
 
 
-def releases(root: Path, lo: str | None = None, hi: str | None = None) -> list[str]:
-    """The sglang releases unpacked under the test cache, in PEP 440 order."""
+def default_tree(package: str) -> str:
+    """The folder analysed inside a release: SGLang's runtime, else the wheel's import folder."""
+    return TREE if package == PACKAGE else package.replace("-", "_")
+
+
+def releases_root(package: str = PACKAGE) -> Path:
+    """Where a package's releases are unpacked: SGLang's beside the other tests' downloads (as
+    before), any other package's in a folder of its own, history-<package>/<package>-<version>/."""
+    return test_cache() if package == PACKAGE else test_cache() / f"history-{package}"
+
+
+def releases(root: Path, lo: str | None = None, hi: str | None = None, package: str = PACKAGE,
+             tree: str | None = None) -> list[str]:
+    """The package's releases unpacked under root (default: sglang under the test cache), in PEP 440 order."""
+    tree = tree or default_tree(package)
     found = []
-    for d in root.glob("sglang-*"):
-        ver = d.name[len("sglang-"):]
+    for d in root.glob(f"{package}-*"):
+        ver = d.name[len(package) + 1:]
         try:
             v = Version(ver)
         except InvalidVersion:
             continue
-        if (d / TREE).is_dir() and (lo is None or v >= Version(lo)) and (hi is None or v <= Version(hi)):
+        if (d / tree).is_dir() and (lo is None or v >= Version(lo)) and (hi is None or v <= Version(hi)):
             found.append(ver)
     return sorted(found, key=Version)
+
+
+# -- fetching releases of another package ------------------------------------------------------
+
+# Wheels only, for CPython 3.11 on x86-64 Linux (older manylinux tags first: pip does not widen a
+# `manylinux_2_28` platform to the 2014 wheels that older releases ship) or pure Python. No sdist:
+# `pip download` of an sdist prepares its metadata, which runs the package's build code.
+PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_28_x86_64", "manylinux_2_34_x86_64")
+
+
+def index_versions(package: str, lo: str | None = None, hi: str | None = None) -> list[str]:
+    """Every final release PyPI's index lists for package (`pip index versions`), within [lo, hi]."""
+    proc = subprocess.run([sys.executable, "-m", "pip", "index", "versions", package],
+                          capture_output=True, text=True, timeout=300)
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("Available versions:")), None)
+    if proc.returncode != 0 or line is None:
+        why = (proc.stderr or proc.stdout).strip().splitlines()
+        raise RuntimeError(f"cannot list {package}'s releases on PyPI: {why[-1] if why else proc.returncode}")
+    out = []
+    for text in line.split(":", 1)[1].split(","):
+        try:
+            v = Version(text.strip())
+        except InvalidVersion:
+            continue
+        if not v.is_prerelease and not v.is_devrelease and (lo is None or v >= Version(lo)) \
+                and (hi is None or v <= Version(hi)):
+            out.append(str(text.strip()))
+    return sorted(out, key=Version)
+
+
+def fetch_release(package: str, version: str, root: Path | None = None) -> Path:
+    """The folder holding `<import folder>/` of that release (its .py and .pyi files only),
+    downloaded from PyPI and unpacked under root (releases_root(package)) on first use; the wheel
+    is deleted once unpacked. Raises RuntimeError, with pip's reason, when it cannot."""
+    top = package.replace("-", "_")
+    root = root or releases_root(package)
+    dest = root / f"{package}-{version}"
+    if (dest / ".complete").exists():
+        return dest
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{package}-{version}-", dir=root))
+    try:
+        wheels = tmp / "wheel"
+        cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+               *(arg for p in PLATFORMS for arg in ("--platform", p)), "--python-version", "3.11",
+               f"{package}=={version}", "-d", str(wheels)]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise RuntimeError(f"cannot download {package}=={version} from PyPI: {exc}") from exc
+        found = sorted(wheels.glob("*.whl")) if wheels.is_dir() else []
+        if proc.returncode != 0 or not found:
+            lines = (proc.stderr or proc.stdout).strip().splitlines()
+            why = lines[-1] if lines else f"pip exited with {proc.returncode}"
+            raise RuntimeError(f"cannot download {package}=={version} from PyPI (registry unreachable?): {why}")
+        unpacked = tmp / "tree"
+        unpacked.mkdir()
+        with zipfile.ZipFile(found[0]) as zf:
+            names = [m for m in zf.namelist() if m.startswith(top + "/") and m.endswith((".py", ".pyi"))
+                     and ".." not in Path(m).parts]
+            zf.extractall(unpacked, names)
+        (unpacked / ".complete").write_text(found[0].name + "\n")
+        shutil.rmtree(wheels)
+        if dest.exists():
+            shutil.rmtree(dest)
+        os.replace(unpacked, dest)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return dest
 
 
 # -- one release's snapshot --------------------------------------------------------------------
@@ -97,25 +193,40 @@ def _method_entry(fn) -> dict:
     return {"params": _params(fn), "noop": fn.noop, "stub": fn.unimplemented, "kind": fn.kind, "line": fn.line}
 
 
-def snapshot_path(version: str) -> Path:
-    return HISTORY / "snapshots" / f"sglang-{version}.v{SNAP_VERSION}.json.gz"
+def snapshot_path(version: str, package: str = PACKAGE, tree: str | None = None) -> Path:
+    slug = "" if tree in (None, default_tree(package)) else "." + tree.replace("/", "_")
+    return HISTORY / "snapshots" / f"{package}-{version}{slug}.v{SNAP_VERSION}.json.gz"
 
 
-def snapshot(version: str, cache_dir: Path, jobs: int, refresh: bool = False) -> dict:
-    """The release's snapshot, from the history cache when it was made by this tool version."""
-    path = snapshot_path(version)
+def snapshot(version: str, cache_dir: Path, jobs: int, refresh: bool = False, package: str = PACKAGE,
+             tree_path: str | None = None, wide: bool | None = None) -> dict:
+    """The release's snapshot, from the history cache when it was made by this tool version.
+    `wide` (the default for any package but sglang) records every class of the tree in `classes`,
+    not only those of a family that holds a wrapper: the `widened`, `forward-added` and
+    `override-added` kinds then see classes the family model does not (a tree where it finds few
+    wrappers must not yield a corpus made only of what it already sees)."""
+    wide = package != PACKAGE if wide is None else wide
+    path = snapshot_path(version, package, tree_path)
+    if wide and package == PACKAGE:
+        path = path.with_name(path.name.replace(".json.gz", ".wide.json.gz"))
     if path.exists() and not refresh:
         with gzip.open(path, "rt", encoding="utf-8") as fh:
             snap = json.load(fh)
-        if snap.get("tool") == TOOL_KEY:
+        if snap.get("tool") == TOOL_KEY and snap.get("wide", False) == wide:
             return snap
-    tree = test_cache() / f"sglang-{version}" / TREE
-    if not tree.is_dir():
-        from precision_labels import release_tree
-        tree = release_tree("sglang", version) / TREE
+    rel = tree_path or default_tree(package)
+    if package == PACKAGE:
+        tree = test_cache() / f"sglang-{version}" / rel
+        if not tree.is_dir():
+            from precision_labels import release_tree
+            tree = release_tree("sglang", version) / rel
+    else:
+        tree = fetch_release(package, version) / rel
     start = time.perf_counter()
     result = analyse([str(tree)], Settings(cache_dir=str(cache_dir), jobs=jobs), keep_context=True)
-    snap = _snapshot_of(result)
+    snap = _snapshot_of(result, wide)
+    if wide:
+        snap["wide"] = True
     snap.update(version=version, tool=TOOL_KEY, seconds=round(time.perf_counter() - start, 2))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
@@ -125,7 +236,7 @@ def snapshot(version: str, cache_dir: Path, jobs: int, refresh: bool = False) ->
     return snap
 
 
-def _snapshot_of(result) -> dict:
+def _snapshot_of(result, wide: bool = False) -> dict:
     ctx = result.context
     index, model = ctx.index, ctx.model
     digests = {f.display: result.digests.get(f.path) for f in result.files}
@@ -165,8 +276,8 @@ def _snapshot_of(result) -> dict:
         }
     family_roots = frozenset().union(*families) if families else frozenset()
     classes: dict[str, dict] = {}
-    for qual, roots in model.family_members.items():
-        if not roots & family_roots:
+    for qual in (index.classes if wide else model.family_members):
+        if not wide and not model.family_members[qual] & family_roots:
             continue
         entry = index.classes[qual]
         classes[qual] = {
@@ -419,6 +530,13 @@ def compare(a: dict, b: dict) -> list[dict]:
                         f"overrode inherited `{short(hit[0])}.{member}` "
                         f"({'no-op' if base_fn['noop'] else 'NotImplementedError'}) forwarding to `self.{attr}`",
                         attr=attr, base=hit[0], probed=member in a["probed"], called=member in a["called"])
+                elif a.get("wide") and hit and hit[0] != qual:
+                    # (wide snapshots only) inherited from an in-tree base that does something of its
+                    # own (not a placeholder), now answered by the held object: the base's member may
+                    # have run where the delegate's should have (e.g. a setting that never reached it)
+                    add("forward-override", qual, member,
+                        f"overrode inherited `{short(hit[0])}.{member}` ({hit[1]}) forwarding to `self.{attr}`",
+                        attr=attr, base=hit[0], probed=member in a["probed"], called=member in a["called"])
                 continue
             add("forward-added", qual, member, f"gained `{member}` forwarding to `self.{attr}`",
                 attr=attr, probed=member in a["probed"], called=member in a["called"])
@@ -473,23 +591,37 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--from", dest="lo")
     ap.add_argument("--to", dest="hi")
-    ap.add_argument("--download", nargs="*", default=[], help="versions to fetch from PyPI first")
+    ap.add_argument("--download", nargs="*", default=[],
+                    help="versions to fetch from PyPI first; `index`: every final release PyPI lists "
+                         "within --from/--to")
+    ap.add_argument("--package", default=PACKAGE, help="the package whose history is mined (default sglang)")
+    ap.add_argument("--tree", help="the folder analysed inside a release (default: sglang/srt for sglang, "
+                                   "else the package's import folder)")
+    ap.add_argument("--wide", action=argparse.BooleanOptionalAction, default=None,
+                    help="record every class, not only families holding a wrapper (default: on for any "
+                         "package but sglang)")
     ap.add_argument("--jobs", type=int, default=0)
     ap.add_argument("--refresh", action="store_true", help="re-analyse even when a snapshot exists")
     ap.add_argument("--out", help="write every candidate here (JSON)")
     args = ap.parse_args(argv)
-    if args.download:
-        from precision_labels import release_tree
-        for v in args.download:
+    tree = args.tree or default_tree(args.package)
+    wanted = [v for v in args.download if v != "index"]
+    if "index" in args.download:
+        wanted += index_versions(args.package, args.lo, args.hi)
+    for v in wanted:
+        if args.package == PACKAGE:
+            from precision_labels import release_tree
             release_tree("sglang", v)
-    versions = releases(test_cache(), args.lo, args.hi)
+        else:
+            fetch_release(args.package, v)
+    versions = releases(releases_root(args.package), args.lo, args.hi, args.package, tree)
     cache_dir = HISTORY / "lint-cache"
     snaps = []
     prev = None
     candidates: list[dict] = []
     for v in versions:
         t = time.perf_counter()
-        snap = snapshot(v, cache_dir, args.jobs, args.refresh)
+        snap = snapshot(v, cache_dir, args.jobs, args.refresh, args.package, args.tree, args.wide)
         print(f"{v}: {len(snap['wrappers'])} wrappers, {len(snap['findings'])} findings "
               f"({time.perf_counter() - t:.1f}s)", file=sys.stderr)
         if prev is not None:
