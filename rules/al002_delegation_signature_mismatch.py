@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Iterable
 from ..linter.confidence import Pairing
 from ..linter.findings import Evidence, Finding, Reason
 from ..linter.signature import CallShape, bind_error, bound_params, format_signature
-from ..linter.summary import VAR_KEYWORD, VAR_POSITIONAL
+from ..linter.summary import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
 from .base import Example, Rule, assessed, short
 
 if TYPE_CHECKING:
@@ -80,6 +80,13 @@ NotImplementedError`) and overrides taking `**kwargs` are left out. Such a findi
 report when the tree builds the overriding class (`Impl(...)`) or hands the class out (a factory or
 registry returning it); when it is only passed into another class's constructor (a component
 built there) or used nowhere, it is latent drift (`--show-latent`).
+
+And the same drift on the wrapper's side, with no call in the tree: a wrapper's own override of a
+method it forwards to its delegates, narrower than the class that declares that method for it and
+for them (`def enable_offload(self, gpu_id=0)` handing the call to its sub-pipelines, while the base
+they share takes `(gpu_id=None, device="cuda")`). A call through the base's API passing `device`
+raises TypeError on the wrapper alone. A parameter renamed in place (positional callers still
+bind) or an override taking `**kwargs` is not reported.
 
 ## Why it is bad
 The wrapper was written and tested against one implementation; another one that the same
@@ -220,6 +227,7 @@ class Runner:
                 yield assessed(ctx, finding, [Pairing(self.code, site.cls, impl, member, site, call.line, "call", recv)
                                               for impl, _, _, _ in rejecting])
         yield from self._dropped_parameters(ctx)
+        yield from self._narrowed_forwards(ctx)
 
     def _dropped_parameters(self, ctx: Context) -> Iterable[Finding]:
         """Forwarding calls to a declared member that an override cannot bind: method `m(self, ...,
@@ -278,6 +286,53 @@ class Runner:
                                                           "call", recv) for impl, _, _, _ in rejecting])
                 yield _latent_unless_built(ctx, finding, rejecting)
 
+    def _narrowed_forwards(self, ctx: Context) -> Iterable[Finding]:
+        """A wrapper's own override of the API it forwards, narrower than that API: `def
+        enable_offload(self, gpu_id=0)` handing `enable_offload` on to its delegates while the
+        class that declares it for them (and for the wrapper) takes `(gpu_id=None, device="cuda")`.
+        A call through that API (`pipe.enable_offload(device="xpu")`, the base's documented
+        signature; often from outside the tree) raises TypeError on the wrapper alone: the base
+        gained a parameter and the forwarding override did not. A parameter renamed in the same
+        position is not dropped (positional callers still bind); `**kwargs` takes anything."""
+        index, model = ctx.index, ctx.model
+        for wq, wrapper in sorted(model.wrappers.items()):
+            info = index.classes[wq].info
+            held = [t for t in wrapper.delegate_types() if t in index.classes]
+            for name, fn in sorted(info.methods.items()):
+                if name.startswith("_") or fn.kind != "method" or not model.forwards_own_name(wq, name):
+                    continue
+                base = next((c for c in index.mro(wq)[1:]
+                             if c in index.classes and name in index.classes[c].info.methods), None)
+                if base is None:
+                    continue
+                declaring = [c for c in index.mro(base) if c in index.classes and name in index.classes[c].info.methods][-1]
+                if not any(declaring in index.mro(t) for t in held):
+                    continue  # not the API its delegates share: the wrapper's own business
+                base_fn = index.classes[base].info.methods[name]
+                dropped = _dropped(bound_params(base_fn), bound_params(fn))
+                if dropped:
+                    yield self._narrowed_report(ctx, wq, name, fn, base, base_fn, dropped, wrapper)
+
+    def _narrowed_report(self, ctx, wq, name, fn, base, base_fn, dropped, wrapper) -> Finding:
+        index = ctx.index
+        entry, be = index.classes[wq], index.classes[base]
+        w, b = entry.info.name, be.info.name
+        names = ", ".join(f"`{d}`" for d in dropped)
+        evidence = [
+            Evidence(entry.file.display, fn.line, f"`{w}.{format_signature(fn)}` overrides it"),
+            Evidence(be.file.display, base_fn.line, f"`{b}.{format_signature(base_fn)}` declares {names}"),
+        ]
+        evidence.extend(Evidence(entry.file.display, c.line, f"`{w}.{name}` forwards `{name}` to a delegate")
+                        for c in fn.calls[:1] if c.func and c.func[0] == "attr" and c.func[2] == name)
+        for d in wrapper.delegates:
+            evidence.extend(replace(e, supporting=True) for e in d.evidence[-1:])
+        message = (f"`{w}.{name}` drops {names}, which `{b}.{name}` declares for it and for the delegates it "
+                   f"forwards to: a call through that API passing {names} raises TypeError on `{w}` alone")
+        finding = self.finding(path=entry.file.display, line=fn.line, column=fn.col + 1, message=message,
+                               class_name=wq, member=name, targets=(base,), evidence=evidence,
+                               details=(("narrowed_from", base), ("dropped", ",".join(dropped))))
+        return assessed(ctx, finding, ())
+
     def _report(self, ctx, site, call, shape, member, how, res, statics, rejecting, accepting,
                 dropped_from: str | None = None) -> Finding:
         index = ctx.index
@@ -333,6 +388,26 @@ def _on_self(ref: tuple, self_name: str) -> bool:
     return (ref[0] == "name" and ref[1] == self_name) or (
         ref[0] == "call" and ref[1] is not None and ref[1][0] == "name" and ref[1][1] == "super")
 
+
+
+def _dropped(base: tuple, override: tuple) -> list[str]:
+    """The base's parameters a call may pass that the override cannot take: by name where the
+    override has no parameter of that name and no `**kwargs`, and (for a positional one) no slot
+    at its position either (a rename in place still binds positional callers)."""
+    if any(p.kind == VAR_KEYWORD for p in override):
+        return []
+    names = {p.name for p in override if p.kind in (POSITIONAL_OR_KEYWORD, KEYWORD_ONLY)}
+    slots = sum(1 for p in override if p.kind in (POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD))
+    varargs = any(p.kind == VAR_POSITIONAL for p in override)
+    out, position = [], 0
+    for p in base:
+        if p.kind in (POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD):
+            position += 1
+            if p.kind == POSITIONAL_OR_KEYWORD and p.name not in names and position > slots and not varargs:
+                out.append(p.name)
+        elif p.kind == KEYWORD_ONLY and p.name not in names:
+            out.append(p.name)
+    return out
 
 
 def _latent_unless_built(ctx: Context, finding: Finding, rejecting: list) -> Finding:

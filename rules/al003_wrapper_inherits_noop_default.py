@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from ..linter.confidence import Pairing
 from ..linter.findings import Evidence, Finding
+from ..linter.families import Delegate, Wrapper
 from ..linter.resolve import Scope
 from .base import Example, Rule, assessed, holding_delegates, short
 
@@ -111,6 +112,11 @@ A wrapper that inherits the gap from a wrapper base is reported once, on the out
 that has it. Not reported: a default no implementation the delegates can be overrides (nothing is
 lost), an implementation whose own override is a placeholder too, a hook the wrapper forwards.
 
+A *facade* counts as a wrapper for placeholders: a class of a family that hands at least two of
+its own operations by name to one object of another family it holds (an executor forwarding
+`build_model`, `warmup`, ... to its model agent) and inherits its base's `raise
+NotImplementedError` for a member that object implements.
+
 ## Why it is bad
 The probe succeeds and the call runs, but it runs the base's default. Over a no-op the delegate's
 hook silently never runs; over a placeholder the call raises `NotImplementedError` in exactly the
@@ -211,12 +217,81 @@ delegates that may not implement a placeholder hook, only where the configuratio
                 if sites:
                     holders = [i for i in impls if (index.lookup(i, member) or ("",))[0] in overriders]
                     gaps[(wq, member)] = (base, base_fn, overriders, sites, holders)
+        gaps.update(self._facade_gaps(ctx, used, gaps.keys()))
         for wq, member in model.outermost(gaps):
             base, base_fn, overriders, sites, holders = gaps[(wq, member)]
-            finding = self._report(ctx, wq, index.classes[wq], model.wrappers[wq], member, base, base_fn,
+            wrapper = model.wrappers.get(wq) or self._facades(ctx)[wq]
+            finding = self._report(ctx, wq, index.classes[wq], wrapper, member, base, base_fn,
                                    overriders, [s[:5] for s in sites])
             yield assessed(ctx, finding, [Pairing(self.code, wq, impl, member, site, line, kind, recv)
                                           for site, line, kind, _, _, recv in sites for impl in holders])
+
+    def _facade_gaps(self, ctx: Context, used, known) -> dict[tuple[str, str], tuple]:
+        """A facade over an object of another family: a class of a family that hands several of
+        its own operations, by their own names, to one held object (`def build_model(self):
+        self.model_agent.build_model()`) while it inherits its family base's placeholder
+        (`raise NotImplementedError`) for a member that object implements. The family model
+        never pairs them (the held object is of another family), yet the call raises on the facade
+        where the object it forwards to would have run. Placeholders only: a no-op there may be
+        the facade's deliberate answer."""
+        index = ctx.index
+        out: dict[tuple[str, str], tuple] = {}
+        for wq, wrapper in sorted(self._facades(ctx).items()):
+            held = wrapper.delegate_types()
+            impls = ctx.model.implementations(held, exclude=wq, leaves_only=False)
+            for member, hit in sorted(index.member_table(wq)[0].items()):
+                if (wq, member) in known or member.startswith("__") or member not in used or hit[1] != "method" \
+                        or hit[0] == wq:
+                    continue
+                base_fn = index.classes[hit[0]].info.methods[member]
+                if not base_fn.unimplemented or base_fn.kind == "property":
+                    continue
+                overriders = sorted({owner for owner, _ in self._implementers(ctx, impls, member, hit[0], True)})
+                if not overriders:
+                    continue
+                sites = list(self._sites(ctx, wq, member))
+                if sites:
+                    holders = [i for i in impls if (index.lookup(i, member) or ("",))[0] in overriders]
+                    out[(wq, member)] = (hit[0], base_fn, overriders, sites, holders)
+        return out
+
+    @staticmethod
+    def _facades(ctx: Context) -> dict[str, Wrapper]:
+        """Classes of a family (not wrappers) handing at least two of their own methods, by name,
+        to one attribute holding an object of another family: that attribute as their delegate."""
+        hit = ctx.__dict__.get("_al003_facades")
+        if hit is not None:
+            return hit
+        index, model = ctx.index, ctx.model
+        out: dict[str, Wrapper] = {}
+        for qual in sorted(model.family_members):
+            if qual in model.wrappers or qual not in index.classes or index.opaque_bases(qual):
+                continue
+            by_attr: dict[str, list] = {}
+            for site, call, (recv, member, how) in ctx.self_attr_calls.get(qual, ()):
+                fn = site.fn
+                if how == "call" and fn.name == member and fn.params and recv is not None and recv[0] == "attr" \
+                        and recv[1] == ("name", fn.params[0].name):
+                    by_attr.setdefault(recv[2], []).append((site, call, member))
+            for attr, calls in sorted(by_attr.items()):
+                if len({m for _, _, m in calls}) < 2:
+                    continue
+                res = ctx.resolver.attribute_of(qual, attr)
+                types = frozenset(t for t in res.types if isinstance(t, str) and t in index.classes
+                                  and not model.same_family(t, qual))
+                if not types:
+                    continue
+                entry = index.classes[qual]
+                shown = ", ".join(sorted(short(t) for t in types))
+                note = f"`self.{attr}` holds {shown}, to which `{entry.info.name}` hands its own operations by name"
+                forwards = [Evidence(site.path, call.line, f"`{entry.info.name}.{m}` forwards `{m}` to `self.{attr}`")
+                            for site, call, m in calls[:2]]
+                out[qual] = Wrapper(qual, [Delegate(attr, types, False,
+                                                    res.steps + (Evidence(entry.file.display, entry.info.line, note),))],
+                                    forwards, {m for _, _, m in calls})
+                break
+        ctx.__dict__["_al003_facades"] = out
+        return out
 
     @staticmethod
     def _implementers(ctx: Context, impls: list[str], member: str, base: str, placeholder: bool):

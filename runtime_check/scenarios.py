@@ -461,6 +461,10 @@ def _receiver_attr(recv: tuple | None, self_name: str, attrs: list[tuple[str, bo
 
 def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     member = finding.member
+    if _detail(finding, "narrowed_from"):
+        return Outcome("unverifiable", f"the finding is the override's signature against "
+                                       f"`{short(_detail(finding, 'narrowed_from'))}.{member}`: no call in the "
+                                       f"tree passes the dropped parameter, so there is none to replay", "n/a")
     call = _detail(finding, "call") or f"{finding.path}:{finding.line}"
     call_line = int(call.rsplit(":", 1)[1]) if call.rsplit(":", 1)[-1].isdigit() else finding.line
     cq = finding.class_name

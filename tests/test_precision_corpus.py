@@ -21,7 +21,8 @@ CORPUS = {
     # measured 2026-12-05: 1 in the default report (unclear), 4 latent (was 4 in the default
     # report before classmethod `cls` binding and the unpassed-option signal)
     "diffusers-0.42.1": (1, 200, 2000),
-    # measured 2026-12-05: no finding at any confidence; 12 wrappers, 769 probe sites
+    # measured 2026-12-05: 1 finding in the default report, judged true (UniExecutor.update_params,
+    # found by AL003's facades); 12 wrappers, 769 probe sites
     "lmdeploy-0.18.0": (0, 10, 700),
     # measured 2026-12-05: no finding at any confidence; 12 wrappers, 280 probe sites
     "xfuser-0.7.0": (0, 10, 250),
