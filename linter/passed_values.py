@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 MAX_STEPS = 8  # parameter and return hops followed from the assignment
 _SOURCES = "passed-values-source"  # the key of re-read functions in ModuleFacts.derived
+_NAME_CALLS = "passed-values-name-calls"  # the key of a module's calls by called name (_name_calls)
 MAX_CALLERS = 8  # more callers than this: a utility, not a builder handing classes over
 
 # A traced value: element -> whether it is exactly that class. Elements as the resolver's:
@@ -56,7 +57,6 @@ class PassedValues:
         self._param_memo: dict[tuple, tuple[dict, list] | None] = {}
         self._return_memo: dict[tuple, tuple[dict, list] | None] = {}
         self._sources = SourceLines()
-        self._name_calls: dict[str, list] | None = None
 
     # --- the question ----------------------------------------------------------------------------
     def held(self, qual: str, attr: str) -> tuple[dict, list[Evidence]] | None:
@@ -326,7 +326,7 @@ class PassedValues:
             return None
         qual = f"{scope.module}.{fn.name}"
         out = []
-        for cscope, base, line in self._calls_by_name().get(fn.name, ()):
+        for cscope, base, line in self._calls_by_name(fn.name, scope.module):
             sym = self.index.resolve_name(cscope.module, base or fn.name)
             if sym is None or (sym.qual != qual if base is None else sym.kind != "module" or sym.qual != scope.module):
                 continue
@@ -362,29 +362,26 @@ class PassedValues:
                     out.append(n)
         return out
 
-    def _calls_by_name(self) -> dict[str, list]:
-        """Calls of a bare name (`f(...)`, kept among a function's gates) or of a name read off a
-        bare name (`m.f(...)`), by the called name, over the whole tree (built once): (caller
-        scope, the bare name before the dot or None, line)."""
-        if self._name_calls is None:
-            out: dict[str, list] = {}
-            for mod in self.index.modules.values():
-                for cls, fn in scopes_of(mod.name, mod.summary):
-                    scope = Scope(mod.name, cls, fn)
-                    for g in fn.gates:
-                        if len(g) == 2:
-                            out.setdefault(g[0], []).append((scope, None, g[1]))
-                    for call in fn.calls:
-                        f = call.func
-                        if f[0] == "attr" and f[1] is not None and f[1][0] == "name":
-                            out.setdefault(f[2], []).append((scope, f[1][1], call.line))
-            for name, entries in out.items():  # two calls on one line: both are read from the line
-                seen: set = set()
-                out[name] = [e for e in entries
-                             if not ((e[0].module, id(e[0].fn), e[1], e[2]) in seen
-                                     or seen.add((e[0].module, id(e[0].fn), e[1], e[2])))]
-            self._name_calls = out
-        return self._name_calls
+    def _calls_by_name(self, name: str, module: str) -> list:
+        """Calls of a bare name (`f(...)`, kept among a function's gates) or of a name read off
+        a module the caller imports (`m.f(...)`), over the whole tree: (caller scope, the bare
+        name before the dot or None, line). Each module's table is built once, with its facts
+        (so a resident server rebuilds only edited modules'), and only when a question needs it."""
+        out: list = []
+        # A call of `name` sits in its own module or in one importing it (or its module, whose
+        # last part it is): `from m import f`, `import m`, `from pkg import m`; `*` imports too.
+        uses = self.model.value_uses
+        candidates = {module} | {m for m, _ in uses.importers(name)} | {m for m, _ in uses.importers(module.rpartition(".")[2])}
+        for m in sorted(candidates):
+            mod = self.index.modules.get(m)
+            if mod is None:
+                continue
+            derived = self.model.facts[mod.name].derived
+            table = derived.get(_NAME_CALLS)
+            if table is None:
+                table = derived[_NAME_CALLS] = _name_calls(mod.name, mod.summary)
+            out.extend(table.get(name, ()))
+        return out
 
     # --- the callers' own text -------------------------------------------------------------------
     def _path(self, module: str) -> str:
@@ -537,3 +534,29 @@ def _local_dict_without(fn: ast.AST, local: str, name: str) -> bool:
         else:
             return False
     return True
+
+
+def _name_calls(module: str, summary) -> dict[str, list]:
+    """One module's calls by called name, for PassedValues._calls_by_name: each function's
+    calls of a plain name (its 2-tuple gates) and of an attribute of an imported module (once per
+    line)."""
+    modules = {i.local for i in summary.imports}
+    out: dict[str, list] = {}
+    for cls, fn in scopes_of(module, summary):
+        scope = None
+        seen: set = set()
+        for g in fn.gates:
+            if len(g) == 2 and (g[0], g[1]) not in seen:
+                seen.add((g[0], g[1]))
+                scope = scope or Scope(module, cls, fn)
+                out.setdefault(g[0], []).append((scope, None, g[1]))
+        if not modules:
+            continue
+        for call in fn.calls:
+            f = call.func
+            if f[0] == "attr" and f[1] is not None and f[1][0] == "name" and f[1][1] in modules \
+                    and (f[1][1], f[2], call.line) not in seen:
+                seen.add((f[1][1], f[2], call.line))
+                scope = scope or Scope(module, cls, fn)
+                out.setdefault(f[2], []).append((scope, f[1][1], call.line))
+    return out
