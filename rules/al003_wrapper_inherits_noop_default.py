@@ -370,12 +370,14 @@ delegates that may not implement a placeholder hook, only where the configuratio
         if not placeholder and not own and all(index.classes[o].info.methods[member].noop for o in overriders):
             got = _constant_answer(ctx, base, member)
             answer = got[0] if got is not None else None
+        # An `async def` placeholder raises only once awaited; a call nobody awaits does nothing.
+        raises = ("raises NotImplementedError once awaited (and does nothing where it is not awaited)"
+                  if base_fn.is_async else "raises NotImplementedError")
         if placeholder:
             what = (f"overrides `{member}` with a placeholder" if own
                     else f"inherits the placeholder `{be.info.name}.{member}`")
             message = (f"`{w}` {what}; {names}, which its delegates can be, {'implements' if one else 'implement'} "
-                       f"it, but on the wrapper the call raises NotImplementedError where the delegate's "
-                       f"`{member}` would run")
+                       f"it, but on the wrapper the call {raises} where the delegate's `{member}` would run")
         elif answer is not None:
             message = (f"`{w}` inherits `{be.info.name}.{member}`, which answers `{answer!r}`; {names}, which its "
                        f"delegates can be, {'answers' if one else 'answer'} otherwise, but on the wrapper the "

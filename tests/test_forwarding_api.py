@@ -159,3 +159,13 @@ def test_the_same_with_every_name_changed(tmp_path):
     assert len(_found(tmp_path / "rp", "AL002")) == 1
     rename_tree(_executors(tmp_path / "e"), tmp_path / "re")
     assert len(_found(tmp_path / "re", "AL003")) == 1
+
+
+def test_an_async_placeholder_says_it_raises_only_once_awaited(tmp_path):
+    root = _executors(tmp_path)
+    path = root / "engine" / "executors.py"
+    path.write_text(path.read_text().replace("    def sleep(self, level=1):\n        raise",
+                                             "    async def sleep(self, level=1):\n        raise", 1))
+    result = lint(root, astroid=False)
+    (f,) = [f for f in result.findings if f.code == "AL003"]
+    assert "once awaited" in f.message and "does nothing where it is not awaited" in f.message
