@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from ..linter.confidence import Pairing
 from ..linter.findings import Evidence, Finding, Reason
+from ..linter.resolve import Resolution
 from ..linter.signature import CallShape, bind_error, bound_params, format_signature
 from ..linter.summary import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
 from .base import Example, Rule, assessed, short
@@ -87,6 +88,11 @@ for them (`def enable_offload(self, gpu_id=0)` handing the call to its sub-pipel
 they share takes `(gpu_id=None, device="cuda")`). A call through the base's API passing `device`
 raises TypeError on the wrapper alone. A parameter renamed in place (positional callers still
 bind) or an override taking `**kwargs` is not reported.
+
+A *facade* is checked the same way: a class that builds its held object from classes it names
+(`self.model = SentencePieceTokenizer(f)` in one branch, `HuggingFaceTokenizer(f)` in another,
+whether they share a base or not) and hands at least two of its own operations to it by name; each
+call it makes on that object must bind every one of those classes.
 
 ## Why it is bad
 The wrapper was written and tested against one implementation; another one that the same
@@ -228,6 +234,7 @@ class Runner:
                                               for impl, _, _, _ in rejecting])
         yield from self._dropped_parameters(ctx)
         yield from self._narrowed_forwards(ctx)
+        yield from self._facade_calls(ctx)
 
     def _dropped_parameters(self, ctx: Context) -> Iterable[Finding]:
         """Forwarding calls to a declared member that an override cannot bind: method `m(self, ...,
@@ -312,6 +319,52 @@ class Runner:
                 dropped = _dropped(bound_params(base_fn), bound_params(fn))
                 if dropped:
                     yield self._narrowed_report(ctx, wq, name, fn, base, base_fn, dropped, wrapper)
+
+    def _facade_calls(self, ctx: Context) -> Iterable[Finding]:
+        """A class (of no family, or whose held object is of another) that builds its one held
+        object from a few classes it names (`self.model = SentencePieceTokenizer(f)` in one branch,
+        `HuggingFaceTokenizer(f)` in another) and hands at least two of its own operations to it by
+        name: every call it makes of `self.model.m(...)` meets each of those classes, and one that
+        cannot bind it raises TypeError in that configuration. The classes are those the
+        constructor builds by name (exactly); a parameter or anything unread leaves the class out."""
+        index, model = ctx.index, ctx.model
+        passed = model.passed_values
+        for qual, calls in sorted(ctx.self_attr_calls.items()):
+            if qual in model.wrappers or qual not in index.classes:
+                continue
+            by_attr: dict[str, list] = {}
+            for site, call, (recv, member, how) in calls:
+                fn = site.fn
+                if how == "call" and fn.params and recv is not None and recv[0] == "attr" \
+                        and recv[1] == ("name", fn.params[0].name):
+                    by_attr.setdefault(recv[2], []).append((site, call, member))
+            for attr, uses in sorted(by_attr.items()):
+                if len({m for site, _, m in uses if site.fn.name == m}) < 2:
+                    continue  # not handing its own operations on by name: a helper it uses
+                got = passed.held(qual, attr)
+                if got is None or not got[0] or not all(isinstance(t, str) and exact for t, exact in got[0].items()):
+                    continue
+                held = sorted(t for t in got[0] if t in index.classes)
+                if len(held) < 2 or any(model.same_family(t, qual) for t in held):
+                    continue
+                for site, call, member in uses:
+                    shape = CallShape.of(call)  # `*args`/`**kwargs` of unknown content: only what is provably wrong
+                    rejecting, accepting = [], []
+                    for impl in held:
+                        found = index.method(impl, member)
+                        if found is None or found[1].kind == "property":
+                            rejecting = []
+                            break
+                        owner, fn = found
+                        err = bind_error(bound_params(fn), shape, f"{index.classes[owner].info.name}.{member}",
+                                         implicit=0 if fn.kind == "staticmethod" else 1)
+                        (rejecting if err else accepting).append((impl, owner, fn, err))
+                    if rejecting and accepting:
+                        recv = ("attr", ("name", site.fn.params[0].name), attr)
+                        res = Resolution(frozenset(held), tuple(got[1][:3]))
+                        finding = self._report(ctx, site, call, shape, member, "call", res, held, rejecting, accepting)
+                        yield assessed(ctx, finding, [Pairing(self.code, qual, impl, member, site, call.line, "call",
+                                                              recv) for impl, _, _, _ in rejecting])
 
     def _narrowed_report(self, ctx, wq, name, fn, base, base_fn, dropped, wrapper) -> Finding:
         index = ctx.index

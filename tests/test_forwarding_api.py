@@ -169,3 +169,52 @@ def test_an_async_placeholder_says_it_raises_only_once_awaited(tmp_path):
     result = lint(root, astroid=False)
     (f,) = [f for f in result.findings if f.code == "AL003"]
     assert "once awaited" in f.message and "does nothing where it is not awaited" in f.message
+
+
+_TOKENIZERS = """
+class SentencePieceTokenizer:
+    def __init__(self, path):
+        self.path = path
+
+    def encode(self, s, add_bos=True):
+        return [s]
+
+    def decode(self, ids):
+        return str(ids)
+
+
+class HuggingFaceTokenizer:
+    def __init__(self, path):
+        self.path = path
+
+    def encode(self, s, add_bos=True, add_special_tokens=True):
+        return [s]
+
+    def decode(self, ids):
+        return str(ids)
+
+
+class Tokenizer:
+    def __init__(self, path: str):
+        if path.endswith(".model"):
+            self.model = SentencePieceTokenizer(path)
+        else:
+            self.model = HuggingFaceTokenizer(path)
+
+    def encode(self, s, add_bos=True, add_special_tokens=True):
+        return self.model.encode(s, add_bos, {special})
+
+    def decode(self, ids):
+        return self.model.decode(ids)
+"""
+
+
+@pytest.mark.parametrize("special,found", [("add_special_tokens", True), ("", False)])
+def test_a_facade_over_classes_it_builds_by_name_checks_each(tmp_path, special, found):
+    """INVALID before: the tokenizers share no base, so there was no family and no wrapper; the
+    call passes three positionals the sentencepiece tokenizer cannot take."""
+    src = _TOKENIZERS.format(special=special).replace("add_bos, )", "add_bos)")
+    root = write_tree(tmp_path, {"tok/__init__.py": "", "tok/tokenizer.py": src})
+    got = [(f.member, tuple(t.rsplit(".", 1)[-1] for t in f.targets)) for f in lint(root, astroid=False).findings
+           if f.code == "AL002"]
+    assert got == ([("encode", ("SentencePieceTokenizer",))] if found else [])

@@ -37,12 +37,13 @@ PACKAGES = ("diffusers", "lmdeploy", "xfuser")
 # Measured 2026-12-05. At bcd9595 no case was reported. Then two general checks: AL002 reads a
 # wrapper's forwarding override narrower than the API it forwards (the diffusers combined pipelines
 # dropping `device`: all 11), and AL003 reads facades that hand their own operations by name to an
-# object of another family (lmdeploy's UniExecutor over its model agent: sleep and wakeup). The
-# three lmdeploy misses left: a duck-typed family with no shared base (the tokenizers) and calls
+# object of another family (lmdeploy's UniExecutor over its model agent: sleep and wakeup), and
+# AL002 checks a facade's forwarded calls against each class it builds its held object from
+# (lmdeploy's Tokenizer over tokenizers sharing no base). The two lmdeploy misses left are calls
 # that bind no declaration at all (left to type checkers). xfuser's history gave no case.
 RECALL_FLOORS = {  # package: (found in the default report, found at any confidence, cases)
     "diffusers": (11, 11, 11),
-    "lmdeploy": (2, 2, 5),
+    "lmdeploy": (3, 3, 5),
     "xfuser": (0, 0, 0),
 }
 
