@@ -341,6 +341,8 @@ class Runner:
             for attr, uses in sorted(by_attr.items()):
                 if len({m for site, _, m in uses if site.fn.name == m}) < 2:
                     continue  # not handing its own operations on by name: a helper it uses
+                if not _built_by_name(index, qual, attr):
+                    continue  # cheap test first: held() follows every store to its builders
                 got = passed.held(qual, attr)
                 if got is None or not got[0] or not all(isinstance(t, str) and exact for t, exact in got[0].items()):
                     continue
@@ -441,6 +443,24 @@ def _on_self(ref: tuple, self_name: str) -> bool:
     return (ref[0] == "name" and ref[1] == self_name) or (
         ref[0] == "call" and ref[1] is not None and ref[1][0] == "name" and ref[1][1] == "super")
 
+
+
+def _built_by_name(index, qual: str, attr: str) -> bool:
+    """Every store of `self.<attr>` in the class's MRO is a call of a capitalised name (`Cls(...)`,
+    `mod.Cls(...)`), and there are at least two."""
+    n = 0
+    for c in index.mro(qual):
+        if c not in index.classes:
+            return False
+        for _, (value, _, _) in index.assignments(c).get(attr, ()):
+            if value is None or value[0] != "call" or value[1] is None:
+                return False
+            callee = value[1]
+            name = callee[1] if callee[0] == "name" else callee[2] if callee[0] == "attr" else ""
+            if not name.rpartition(".")[2][:1].isupper():
+                return False
+            n += 1
+    return n >= 2
 
 
 def _dropped(base: tuple, override: tuple) -> list[str]:
