@@ -562,7 +562,9 @@ def analyse(paths: list[str], settings, project: str, idle: float = DEFAULT_IDLE
         except socket.timeout:
             return None, f"the server did not answer for {CLIENT_SILENCE:.0f} s (pid {holder(cache_dir, project)})"
         except (OSError, EOFError, pickle.UnpicklingError, ConnectionError) as exc:
-            _gone(cache_dir, project, 1.0)  # killed: its socket goes now, so later runs are quiet
+            # Killed: its socket goes now, so later runs are quiet. Its workers hold the lock until
+            # they are swept, which on a loaded machine takes more than a second.
+            _gone(cache_dir, project, 5.0)
             return None, f"the server failed mid-run ({exc})"
         if "other_build" in reply:  # not asked for a server: leave that build's server be
             return None, NOT_RUNNING
