@@ -102,6 +102,29 @@ class ValueUses:
             self._imports = table
         return [*self._imports.get(key, ()), *self._imports.get("*", ())]
 
+    def keyword_passed(self, name: str) -> bool:
+        """Whether some call in the tree passes a keyword `name` (`f(..., name=x)`). The summaries
+        keep the keywords of calls of locals and of constructions only, so the modules' text is
+        read: a module mentioning `name =` at all is parsed (once) and its calls looked at."""
+        key = ("k", name)
+        if key not in self._memo:
+            self._memo[key] = self._keyword_passed(name)
+        return self._memo[key]
+
+    def _keyword_passed(self, name: str) -> bool:
+        mention = re.compile(rb"\b" + re.escape(name.encode()) + rb"\s*=(?!=)")
+        for mod in self.index.modules.values():
+            text = self._source(mod.file.path)
+            if text is None:
+                return True  # unreadable: it may pass it
+            if not mention.search(text):
+                continue
+            tree = self._tree(mod.file.path)
+            if tree is None or any(isinstance(n, ast.Call) and any(kw.arg == name for kw in n.keywords)
+                                   for n in ast.walk(tree)):
+                return True
+        return False
+
     # --- methods ---------------------------------------------------------------------------------
     def _method(self, name: str) -> bool:
         if self._attr_values is None:

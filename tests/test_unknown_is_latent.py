@@ -113,7 +113,8 @@ def test_an_option_nothing_passes_is_latent_not_every_subclass(tmp_path):
 
 
 @pytest.mark.parametrize("build", ["Solver(helper=RepaintScheduler())", "Solver(2, RepaintScheduler())",
-                                   "Solver(**options)", "make(helper=RepaintScheduler())"])
+                                   "Solver(**options)", "make(helper=RepaintScheduler())",
+                                   "make(helper=options)"])  # a call the summaries keep no keywords of
 def test_an_option_the_tree_passes_is_reported(tmp_path, build):
     """A construction passing the option (by keyword, by position, possibly through `**`, or a
     keyword of that name passed anywhere) keeps the finding in the default report."""

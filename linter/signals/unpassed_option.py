@@ -93,27 +93,10 @@ def _unpassed(ctx: "Context", qual: str, attr: str) -> tuple["FunctionInfo", "Pa
     param = init.params[position]
     if not param.has_default or param.kind in (VAR_POSITIONAL, VAR_KEYWORD) or param.name in init.locals:
         return None  # rebound in the body: the store may hold something else
-    if param.name in _keywords_passed(ctx):
+    if ctx.model.value_uses.keyword_passed(param.name):
         return None
     for _scope, (_, args, kwargs, star), _label in ctx.model.init_calls(owner):
         if star or position - 1 < len(args) or any(k == param.name for k, _ in kwargs):
             return None
     return init, param, owner
 
-
-def _keywords_passed(ctx: "Context") -> frozenset[str]:
-    """Every keyword some call in the tree passes by name (computed once per run)."""
-    hit = ctx.__dict__.get("_keywords_passed")
-    if hit is None:
-        out: set[str] = set()
-        for mod in ctx.index.modules.values():
-            summary = mod.summary
-            fns = [summary.toplevel, *summary.functions.values()]
-            fns.extend(m for c in summary.classes.values() for m in c.methods.values())
-            for fn in fns:
-                for call in fn.calls:
-                    out.update(call.keywords)
-                for _, _, kwargs, _ in fn.constructions:
-                    out.update(k for k, _ in kwargs)
-        hit = ctx.__dict__["_keywords_passed"] = frozenset(out)
-    return hit
