@@ -438,6 +438,25 @@ class PassedValues:
         got = self._function_source(scope)
         return got[1] if got else None
 
+    def constant_return(self, scope: Scope) -> tuple | None:
+        """(value,) when the function's body (after a docstring) is only `return <literal>` (a bare
+        `return`: None); None otherwise. Read from its text, once per function."""
+        node = self.function_node(scope)
+        if node is None:
+            return None
+        body = node.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            body = body[1:]
+        if len(body) != 1 or not isinstance(body[0], ast.Return):
+            return None
+        value = body[0].value
+        if value is None:
+            return (None,)
+        if not isinstance(value, ast.Constant) or value.value is Ellipsis:
+            return None
+        return (value.value,)
+
     def call_node(self, scope: Scope, line: int, col: int) -> ast.Call | None:
         """The call at (line, col) in the function `scope` is in, parsed from that function's text
         (once per function: param_callers.py reads callers' arguments this way too)."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from .findings import Evidence
 from .index import TreeIndex
-from .summary import FunctionInfo
+from .summary import FunctionInfo, declared_only
 
 EMPTY: frozenset = frozenset()
 MAX_DEPTH = 10
@@ -433,5 +433,4 @@ class Resolver:
 def _placeholder(fn: FunctionInfo) -> bool:
     """A method that only declares what subclasses give: abstract, only raising
     NotImplementedError, or an annotated body that returns nothing (`-> type[Impl]: ...`)."""
-    return fn.unimplemented or any(d.rsplit(".", 1)[-1] == "abstractmethod" for d in fn.decorators) \
-        or (fn.noop and not fn.return_values and fn.returns is not None)
+    return declared_only(fn) or (fn.noop and not fn.return_values and fn.returns is not None)

@@ -85,6 +85,18 @@ class CallSite(NamedTuple):
     double_star: bool  # a **kwargs of unknown content
 
 
+_ABSTRACT = frozenset({"abstractmethod", "abc.abstractmethod", "abstractproperty", "abc.abstractproperty"})
+
+
+def is_abstract(fn: "FunctionInfo") -> bool:
+    return any(d in _ABSTRACT for d in fn.decorators)
+
+
+def declared_only(fn: "FunctionInfo") -> bool:
+    """Declared, not implemented: an abstract method, or a body that only raises NotImplementedError."""
+    return fn.unimplemented or is_abstract(fn)
+
+
 @dataclass(slots=True)
 class FunctionInfo:
     name: str

@@ -10,7 +10,7 @@ from ..linter.findings import Evidence, Finding, Reason
 from ..linter.resolve import Resolution
 from ..linter.signature import CallShape, bind_error, bound_params, format_signature
 from ..linter.summary import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
-from .base import Example, Rule, assessed, short
+from .base import Example, Rule, assessed, calls_on_own_attrs, hands_own_operations, short
 
 if TYPE_CHECKING:
     from ..linter.context import Context
@@ -329,18 +329,12 @@ class Runner:
         constructor builds by name (exactly); a parameter or anything unread leaves the class out."""
         index, model = ctx.index, ctx.model
         passed = model.passed_values
-        for qual, calls in sorted(ctx.self_attr_calls.items()):
+        for qual in sorted(ctx.self_attr_calls):
             if qual in model.wrappers or qual not in index.classes:
                 continue
-            by_attr: dict[str, list] = {}
-            for site, call, (recv, member, how) in calls:
-                fn = site.fn
-                if how == "call" and fn.params and recv is not None and recv[0] == "attr" \
-                        and recv[1] == ("name", fn.params[0].name):
-                    by_attr.setdefault(recv[2], []).append((site, call, member))
-            for attr, uses in sorted(by_attr.items()):
-                if len({m for site, _, m in uses if site.fn.name == m}) < 2:
-                    continue  # not handing its own operations on by name: a helper it uses
+            for attr, uses in sorted(calls_on_own_attrs(ctx, qual).items()):
+                if not hands_own_operations(uses):
+                    continue  # a helper it uses, not an object it hands its operations to
                 if not _built_by_name(index, qual, attr):
                     continue  # cheap test first: held() follows every store to its builders
                 got = passed.held(qual, attr)

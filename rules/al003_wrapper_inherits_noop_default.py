@@ -3,7 +3,6 @@ or a `raise NotImplementedError` placeholder), and the delegate's hook never run
 
 from __future__ import annotations
 
-import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING, Iterable
 
@@ -11,7 +10,7 @@ from ..linter.confidence import Pairing
 from ..linter.findings import Evidence, Finding
 from ..linter.families import Delegate, Wrapper
 from ..linter.resolve import Scope
-from .base import Example, Rule, assessed, holding_delegates, short
+from .base import Example, Rule, assessed, calls_on_own_attrs, hands_own_operations, holding_delegates, short
 
 if TYPE_CHECKING:
     from ..linter.context import Context
@@ -267,14 +266,9 @@ delegates that may not implement a placeholder hook, only where the configuratio
         for qual in sorted(model.family_members):
             if qual in model.wrappers or qual not in index.classes or index.opaque_bases(qual):
                 continue
-            by_attr: dict[str, list] = {}
-            for site, call, (recv, member, how) in ctx.self_attr_calls.get(qual, ()):
-                fn = site.fn
-                if how == "call" and fn.name == member and fn.params and recv is not None and recv[0] == "attr" \
-                        and recv[1] == ("name", fn.params[0].name):
-                    by_attr.setdefault(recv[2], []).append((site, call, member))
-            for attr, calls in sorted(by_attr.items()):
-                if len({m for _, _, m in calls}) < 2:
+            for attr, calls in sorted(calls_on_own_attrs(ctx, qual).items()):
+                calls = [(site, call, m) for site, call, m in calls if site.fn.name == m]
+                if not hands_own_operations(calls):
                     continue
                 res = ctx.resolver.attribute_of(qual, attr)
                 types = frozenset(t for t in res.types if isinstance(t, str) and t in index.classes
@@ -419,15 +413,4 @@ def _read_constant_answer(ctx: "Context", owner: str, member: str) -> tuple | No
     fn = entry.info.methods.get(member)
     if fn is None or not fn.noop or fn.kind == "property":
         return None
-    node = ctx.model.passed_values.function_node(Scope(entry.module, owner, fn))
-    if node is None:
-        return None
-    body = node.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        body = body[1:]
-    if len(body) != 1 or not isinstance(body[0], ast.Return) or not isinstance(body[0].value, ast.Constant):
-        return None
-    value = body[0].value.value
-    return None if value is Ellipsis else (value,)
-
+    return ctx.model.passed_values.constant_return(Scope(entry.module, owner, fn))

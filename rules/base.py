@@ -82,3 +82,22 @@ def holding_delegates(ctx: "Context", wq: str, wrapper, member: str, owners: Ite
             for owner in owners if any(owner in o[2] for o in options)}
 
 
+
+
+def calls_on_own_attrs(ctx: "Context", qual: str) -> dict[str, list]:
+    """The calls `qual`'s methods make on their own attributes (`self.<attr>.m(...)`), by
+    attribute: (site, call, member) each."""
+    out: dict[str, list] = {}
+    for site, call, (recv, member, how) in ctx.self_attr_calls.get(qual, ()):
+        fn = site.fn
+        if how == "call" and fn.params and recv is not None and recv[0] == "attr" \
+                and recv[1] == ("name", fn.params[0].name):
+            out.setdefault(recv[2], []).append((site, call, member))
+    return out
+
+
+def hands_own_operations(calls: list) -> bool:
+    """Calls on one attribute (calls_on_own_attrs) through which a class hands at least two of its
+    own operations on by their own names (`def build(self): self.agent.build()`): a facade over
+    that object, not a helper it uses."""
+    return len({member for site, _, member in calls if site.fn.name == member}) >= 2

@@ -13,7 +13,6 @@ position (`get_backend().supports_x()` then `hasattr(get_backend(), ...)`).
 
 from __future__ import annotations
 
-import ast
 from typing import TYPE_CHECKING
 
 from ..confidence import Pairing, Signal
@@ -80,17 +79,8 @@ def _false_answer(ctx: "Context", wrapper: str, member: str, called: bool) -> tu
     fn = entry.info.methods[member]
     if (fn.kind == "property") == called or not fn.noop or fn.return_values:
         return None
-    got = ctx.model.passed_values.function_node(Scope(entry.module, owner, fn))
-    if got is None or not _returns_only_false(got):
+    got = ctx.model.passed_values.constant_return(Scope(entry.module, owner, fn))
+    if got is None or got[0]:
         return None
     return owner, entry.file.display, fn.line
 
-
-def _returns_only_false(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    body = node.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        body = body[1:]
-    return len(body) == 1 and isinstance(body[0], ast.Return) and (
-        body[0].value is None or (isinstance(body[0].value, ast.Constant) and not body[0].value.value
-                                  and body[0].value.value is not Ellipsis))

@@ -21,22 +21,14 @@ from typing import TYPE_CHECKING
 from ..confidence import Pairing, Signal
 from ..facts import mentions_self_attr
 from ..findings import Evidence, Reason
-from ..summary import member_target
+from ..summary import declared_only, is_abstract, member_target
 
 if TYPE_CHECKING:
     from ..context import Context
     from ..summary import FunctionInfo
 
-_ABSTRACT = frozenset({"abstractmethod", "abc.abstractmethod", "abstractproperty", "abc.abstractproperty"})
-
-
-def _is_abstract_method(fn: "FunctionInfo") -> bool:
-    return any(d in _ABSTRACT for d in fn.decorators)
-
-
-def _unimplemented(fn: "FunctionInfo") -> bool:
-    """Declared, not implemented: an abstract method, or a body that only raises NotImplementedError."""
-    return fn.unimplemented or _is_abstract_method(fn)
+_unimplemented = declared_only
+_is_abstract_method = is_abstract
 
 
 class _Roles:
