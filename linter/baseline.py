@@ -1,10 +1,14 @@
 """Baselines: record today's findings, later report only new ones.
 
-A fingerprint hashes what identifies a finding, not where it sits: the rule code, the class, the
-member, the file (relative to the project root) and the set of implementations it names. Moving
-code up or down a file, or rewording a message, keeps the fingerprint. Several findings may share
-a fingerprint (two identical calls in one class): the baseline keeps a count, and only findings
-beyond that count are new.
+A baseline (version 2) keys each finding by its identity (identity.py): the rule, the class or
+calling function it is about, the member and the family, never its file, line or the
+implementations it names. A module move, a line shift or one more implementation joining a
+finding keeps it covered. Several findings may share an identity (two identical calls in one
+function): the baseline keeps a count, and only findings beyond that count are new.
+
+Version 1 baselines (a hash of the file and the implementations named) still load and cover
+what they covered; a note says to rewrite them, since a move or a new implementation makes
+their findings new.
 """
 
 from __future__ import annotations
@@ -13,17 +17,30 @@ import hashlib
 import json
 import os
 from collections import Counter
+from dataclasses import dataclass, field
 
 from .userfiles import Refused, output_target, read_regular, replace_file
 from .discover import path_within
 from .findings import Finding, unlabelled
+from .identity import identity
 
-BASELINE_VERSION = 1
+BASELINE_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 MAX_BASELINE_BYTES = 64 * 2**20  # a baseline of 100,000 findings is about 30 MB
 MAX_COUNT = 2**31  # far above any real count; a bigger one is not a count
 
 
+@dataclass
+class Known:
+    """What a baseline covers: identities (version 2) or version 1 fingerprints, each with a count."""
+
+    identities: Counter = field(default_factory=Counter)
+    fingerprints: Counter = field(default_factory=Counter)
+    version: int = BASELINE_VERSION
+
+
 def fingerprint(f: Finding, path: str | None = None) -> str:
+    """The version 1 key (file and implementations named), read only to match old baselines."""
     # Class names lose the project label the index gives projects that share package names
     # (`fixtures:serving.x.C`): it depends on which folders were linted together, and the path
     # (relative to the project root) already tells the projects apart.
@@ -42,15 +59,15 @@ def build(findings: list[Finding], display_to_abs: dict[str, str], root: str | N
     counts: Counter[str] = Counter()
     info: dict[str, dict] = {}
     for f in findings:
-        rel = relative_path(f, display_to_abs, root)
-        fp = fingerprint(f, rel)
-        counts[fp] += 1
-        info.setdefault(fp, {"fingerprint": fp, "code": f.code, "path": rel, "class": f.class_name,
-                             "member": f.member, "targets": sorted(f.targets)})
+        key = identity(f)
+        counts[key] += 1
+        # Where it was seen first, for a reader of the file: not part of the key.
+        info.setdefault(key, {"identity": key, "code": f.code, "class": f.class_name, "member": f.member,
+                              "path": relative_path(f, display_to_abs, root)})
     entries = []
-    for fp, data in sorted(info.items(), key=lambda kv: (kv[1]["path"], kv[1]["code"], kv[1]["class"],
-                                                         kv[1]["member"], kv[0])):
-        data["count"] = counts[fp]
+    for key, data in sorted(info.items(), key=lambda kv: (kv[1]["path"], kv[1]["code"], kv[1]["class"],
+                                                          kv[1]["member"], kv[0])):
+        data["count"] = counts[key]
         entries.append(data)
     return {"version": BASELINE_VERSION, "tool": "attn-lint", "findings": entries}
 
@@ -70,8 +87,8 @@ def write(path: str, findings: list[Finding], display_to_abs: dict[str, str], ro
     return sum(e["count"] for e in doc["findings"])
 
 
-def load(path: str) -> Counter[str]:
-    """Fingerprint -> count. Raises ValueError with a clear message for a bad file."""
+def load(path: str) -> Known:
+    """What the baseline covers. Raises ValueError with a clear message for a bad file."""
     try:
         raw = read_regular(path, MAX_BASELINE_BYTES, f"baseline {path}")
     except Refused as exc:
@@ -84,32 +101,45 @@ def load(path: str) -> Counter[str]:
         raise ValueError(f"baseline {path} is not JSON: {exc}") from None
     except RecursionError:
         raise ValueError(f"baseline {path} is nested too deeply to be a baseline") from None
-    if not isinstance(doc, dict) or doc.get("version") != BASELINE_VERSION or not isinstance(
-            doc.get("findings"), list):
+    if not isinstance(doc, dict) or not isinstance(doc.get("findings"), list):
         raise ValueError(f"baseline {path} is not an attn-lint baseline (version {BASELINE_VERSION})")
-    out: Counter[str] = Counter()
+    version = doc.get("version")
+    if version not in READABLE_VERSIONS or type(version) is not int:
+        raise ValueError(f"baseline {path} has version {json.dumps(version)[:20]}, which this attn-lint "
+                         f"cannot read (it reads versions {', '.join(map(str, READABLE_VERSIONS))}): "
+                         f"write it again with --write-baseline")
+    known = Known(version=version)
+    field_name, out = ("identity", known.identities) if version >= 2 else ("fingerprint", known.fingerprints)
     for n, e in enumerate(doc["findings"], 1):
-        if not isinstance(e, dict) or not isinstance(e.get("fingerprint"), str):
-            raise ValueError(f"baseline {path}: entry {n} has no fingerprint")
+        if not isinstance(e, dict) or not isinstance(e.get(field_name), str):
+            raise ValueError(f"baseline {path}: entry {n} has no {field_name}")
         count = e.get("count", 1)
         # JSON numbers can be floats, 1e999 or true: only a whole count in range is one.
         if type(count) is not int or not 0 <= count <= MAX_COUNT:
             raise ValueError(f"baseline {path}: entry {n} has a `count` that is not a whole number "
                              f"from 0 to {MAX_COUNT}")
-        out[e["fingerprint"]] += count
-    return out
+        out[e[field_name]] += count
+    return known
 
 
-def filter_new(findings: list[Finding], known: Counter[str], display_to_abs: dict[str, str],
+def filter_new(findings: list[Finding], known: Known | Counter, display_to_abs: dict[str, str],
                root: str | None) -> tuple[list[Finding], int]:
     """(findings not covered by the baseline, how many were covered)."""
-    left = Counter(known)
+    if isinstance(known, Counter):  # identities alone (--new-since's findings at the revision)
+        known = Known(identities=known)
+    by_id, by_fp = Counter(known.identities), Counter(known.fingerprints)
     new, covered = [], 0
     for f in findings:
-        fp = fingerprint(f, relative_path(f, display_to_abs, root))
-        if left[fp] > 0:
-            left[fp] -= 1
+        key = identity(f)
+        if by_id[key] > 0:
+            by_id[key] -= 1
             covered += 1
-        else:
-            new.append(f)
+            continue
+        if by_fp:
+            fp = fingerprint(f, relative_path(f, display_to_abs, root))
+            if by_fp[fp] > 0:
+                by_fp[fp] -= 1
+                covered += 1
+                continue
+        new.append(f)
     return new, covered

@@ -447,6 +447,11 @@ def postprocess(result: Result, resolved: Resolved, opts: RunOptions) -> Result:
             known = baseline.load(opts.baseline)
         except ValueError as exc:
             raise CliError(str(exc)) from None
+        if known.version < baseline.BASELINE_VERSION:
+            click.echo(f"attn-lint: note: baseline {printable(opts.baseline)} is version {known.version}, keyed by "
+                       f"file and implementations: a finding whose module moved or that names one more "
+                       f"implementation shows as new. Write it again with --write-baseline to key it by "
+                       f"identity.", err=True)
         findings, covered = baseline.filter_new(findings, known, abs_of, _baseline_root(resolved, opts.baseline))
         stats["baselined"] = covered
 

@@ -15,6 +15,7 @@ from .cache import SUMMARY_KEY, TOOL_KEY, Cache, content_hash, default_cache_dir
 from .codec import Parsed as _Parsed
 from .codec import decode_own
 from .discover import MAX_FILE_BYTES, SourceFile, discover, open_source
+from .identity import identified
 from .findings import FileError, Finding
 from .side_process import close_parent_fds, fork_helper, settle_in_child
 
@@ -335,6 +336,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
         bridge.answers = 0
         context = Context.build(index, fallback=bridge)
         findings = run_rules(context)
+    findings = identified(findings, rules, context)
     findings.sort(key=lambda f: f.sort_key)
     rule_stats = {
         "lines": n_lines, "classes": len(index.classes),

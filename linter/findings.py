@@ -72,7 +72,8 @@ class Finding:
                 "targets": list(self.targets),
                 "evidence": [{"path": e.path, "line": e.line, "note": e.note, "supporting": e.supporting}
                              for e in self.evidence],
-                "details": dict(self.details), "class": self.class_name, "confidence": self.confidence,
+                "details": dict(self.details), "identity": dict(self.details).get("identity"),
+                "class": self.class_name, "confidence": self.confidence,
                 "confidence_reasons": [r.to_json() for r in self.confidence_reasons]}
 
 

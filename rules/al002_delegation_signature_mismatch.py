@@ -185,6 +185,15 @@ class Runner:
             "        return indices", "def copy_out(self, indices):\n        raise NotImplementedError")}),
     ]
 
+    def identity_subject(self, finding, ctx):
+        """A call's finding is about the calling function and the family it calls into (its
+        targets' roots); an override narrower than its API is about the wrapper."""
+        from ..linter.identity import family_roots
+        caller = dict(finding.details).get("caller")
+        if caller is None:
+            return super().identity_subject(finding, ctx)
+        return caller, family_roots(ctx, finding.targets)
+
     def check(self, ctx: Context) -> Iterable[Finding]:
         """Calls that treat `member` as optional or delegated, so that their target varies by
         design: through `getattr(obj, "m", None)`, guarded by a probe of the same member on the
@@ -420,7 +429,7 @@ class Runner:
         message = (f"{call_text} can reach {n} implementation{'s' if n != 1 else ''} that cannot bind "
                    f"this call, e.g. `{short(first[0])}`: TypeError: {first[3]}")
         details = (("call", f"{site.path}:{call.line}"), ("how", how),
-                   ("rejecting_owner", first[1]), ("error", first[3] or ""))
+                   ("rejecting_owner", first[1]), ("error", first[3] or ""), ("caller", _caller(site)))
         if dropped_from is not None:
             message = (f"`.{member}(...)` forwards what `{short(dropped_from)}.{member}` declares, but "
                        f"{n} implementation{'s' if n != 1 else ''} it can reach override{'s' if n == 1 else ''} "
@@ -430,6 +439,14 @@ class Runner:
                             class_name=site.cls or site.module, member=member,
                             targets=sorted({impl for impl, _, _, _ in rejecting}), evidence=evidence,
                             details=details)
+
+
+def _caller(site) -> str:
+    """The calling function by short names (`Class.method`, `function`), or the module's last
+    part for a call at module level: the subject of the finding's identity."""
+    if site.fn.name == "<module>":
+        return site.module.rpartition(".")[2]
+    return site.where
 
 
 def _on_self(ref: tuple, self_name: str) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar, Iterable, Sequence
 
-from ..linter.findings import Evidence, Finding, short  # noqa: F401  (short: the rules' import point)
+from ..linter.findings import Evidence, Finding, short, unlabelled  # noqa: F401  (short: the rules' import point)
 
 if TYPE_CHECKING:  # the rules' modules load without the tree passes (the warm path needs only their codes)
     from ..linter.confidence import Pairing
@@ -31,6 +31,12 @@ class Rule:
 
     def check(self, ctx: Context) -> Iterable[Finding]:  # pragma: no cover - every rule overrides
         raise NotImplementedError
+
+    def identity_subject(self, finding: Finding, ctx: Context) -> tuple[str, set[str]]:
+        """What the finding is about, for its identity (linter/identity.py): the class the fix
+        belongs in, by short name, and the roots of its family."""
+        from ..linter.identity import family_roots
+        return short(unlabelled(finding.class_name)), family_roots(ctx, [finding.class_name])
 
     def finding(self, *, path: str, line: int, column: int, message: str, class_name: str, member: str,
                 targets: Iterable[str] = (), evidence: Iterable[Evidence] = (),

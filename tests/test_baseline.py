@@ -1,4 +1,5 @@
-"""Baselines: --write-baseline records findings, --baseline reports only new ones; fingerprints survive moves."""
+"""Baselines: --write-baseline records findings, --baseline reports only new ones; identities survive
+line shifts, module moves and implementations joining a finding; version 1 baselines still load."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from collections import Counter
 
 from click.testing import CliRunner
 
-from attn_lint.linter.baseline import filter_new, fingerprint
+from attn_lint.linter.baseline import Known, filter_new, fingerprint
+from attn_lint.linter.identity import identity, identity_of
 from attn_lint.linter.cli import main
 from attn_lint.linter.findings import Finding
 
@@ -39,8 +41,9 @@ def test_write_then_use(tmp_path):
     r = run(tmp_path, "--write-baseline", "baseline.json", ".")
     assert r.exit_code == 0 and "wrote 1 finding" in r.stderr
     doc = json.loads((tmp_path / "baseline.json").read_text())
-    assert doc["version"] == 1
+    assert doc["version"] == 2
     (entry,) = doc["findings"]
+    assert len(entry["identity"]) == 32
     assert entry["code"] == "AL001" and entry["path"] == "serving/backends.py" and entry["count"] == 1
     assert entry["class"] == "serving.backends.HybridBackend" and entry["member"] == "plan_chunks"
 
@@ -91,6 +94,10 @@ def test_bad_baseline_is_a_one_line_error(tmp_path):
     assert r.exit_code == 2 and "not JSON" in r.stderr and "Traceback" not in r.output
     (tmp_path / "b.json").write_text('{"version": 99, "findings": []}')
     r = run(tmp_path, "--baseline", "b.json", ".")
+    assert r.exit_code == 2 and "has version 99, which this attn-lint cannot read" in r.stderr
+    assert "--write-baseline" in r.stderr
+    (tmp_path / "b.json").write_text('[]')
+    r = run(tmp_path, "--baseline", "b.json", ".")
     assert r.exit_code == 2 and "not an attn-lint baseline" in r.stderr
     r = run(tmp_path, "--baseline", "missing.json", ".")
     assert r.exit_code == 2 and "cannot read baseline" in r.stderr
@@ -114,7 +121,7 @@ def test_fingerprint_ignores_position_and_text():
 
 def test_counts_cover_duplicates():
     f1, f2, f3 = _finding(line=1), _finding(line=2), _finding(line=3)
-    known = Counter({fingerprint(f1): 2})
+    known = Known(identities=Counter({identity(f1): 2}))
     new, covered = filter_new([f1, f2, f3], known, {}, None)
     assert covered == 2 and new == [f3]
 
@@ -143,3 +150,66 @@ def test_without_a_project_root_the_baseline_file_anchors_paths(tmp_path):
     assert run(fixtures, ".", "--write-baseline", "../bl.json").exit_code == 0
     r = run(fixtures / "al001_hidden_hook", ".", "--baseline", "../../bl.json")
     assert r.exit_code == 0, r.output
+
+
+def test_identity_is_what_the_finding_is_about():
+    base = identity_of("AL001", "Hybrid", "plan", {"Backend"})
+    assert base == identity_of("AL001", "Hybrid", "plan", ["Backend", "Backend"])
+    for other in (identity_of("AL003", "Hybrid", "plan", {"Backend"}), identity_of("AL001", "Split", "plan", {"Backend"}),
+                  identity_of("AL001", "Hybrid", "run", {"Backend"}), identity_of("AL001", "Hybrid", "plan", {"Pool"})):
+        assert other != base
+    # The engine's identity is in the details; neither the file, the line nor the targets are in it.
+    f = _finding(details=(("identity", base),))
+    assert identity(dataclasses.replace(f, path="moved/elsewhere.py", line=1, targets=("x", "y", "z"))) == base
+
+
+def _findings(tmp_path, *args):
+    r = run(tmp_path, "--format", "json", "--show-latent", *args, ".")
+    return r, json.loads(r.stdout)
+
+
+def test_identity_survives_a_module_move_and_a_joining_implementation(tmp_path):
+    make_tree(tmp_path)
+    (tmp_path / ".git").mkdir()
+    _, before = _findings(tmp_path)
+    assert run(tmp_path, "--write-baseline", "b.json", ".").exit_code == 0
+    # The module moves to another package, and one more implementation of the hook joins.
+    old = tmp_path / "serving" / "backends.py"
+    (tmp_path / "engine").mkdir()
+    (tmp_path / "engine" / "__init__.py").touch()
+    text = old.read_text()
+    old.unlink()
+    (tmp_path / "engine" / "attention.py").write_text(text + """
+
+class CuteBackend(Backend):
+    def forward(self, batch):
+        return batch
+
+    def plan_chunks(self, batch):
+        self.planned = batch
+""")
+    (tmp_path / "serving" / "model.py").write_text(
+        (tmp_path / "serving" / "model.py").read_text().replace("serving.backends", "engine.attention"))
+    r, after = _findings(tmp_path)
+    assert [f["identity"] for f in after["findings"]] == [f["identity"] for f in before["findings"]]
+    assert after["findings"][0]["path"] != before["findings"][0]["path"]
+    assert len(after["findings"][0]["targets"]) == len(before["findings"][0]["targets"]) + 1
+    r = run(tmp_path, "--baseline", "b.json", "--format", "json", ".")
+    assert r.exit_code == 0 and json.loads(r.stdout)["stats"]["baselined"] == 1
+
+
+def test_a_version_1_baseline_still_covers_its_findings_with_a_note(tmp_path):
+    make_tree(tmp_path)
+    (tmp_path / ".git").mkdir()
+    _, out = _findings(tmp_path)
+    (f,) = out["findings"]
+    legacy = fingerprint(Finding(f["code"], f["name"], f["severity"], f["path"], f["line"], f["column"], f["message"],
+                                 f["class"], f["member"], tuple(f["targets"])))
+    (tmp_path / "b.json").write_text(json.dumps({"version": 1, "tool": "attn-lint", "findings": [
+        {"fingerprint": legacy, "code": f["code"], "path": f["path"], "count": 1}]}))
+    r = run(tmp_path, "--baseline", "b.json", "--format", "json", ".")
+    assert r.exit_code == 0 and json.loads(r.stdout)["stats"]["baselined"] == 1
+    assert "is version 1" in r.stderr and "--write-baseline" in r.stderr
+    (tmp_path / "b.json").write_text(json.dumps({"version": 1, "findings": [{"fingerprint": "0" * 32}]}))
+    r = run(tmp_path, "--baseline", "b.json", "--format", "json", ".")
+    assert r.exit_code == 1

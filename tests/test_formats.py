@@ -92,7 +92,9 @@ def test_sarif_is_valid_2_1_0(tree):
     related = first["relatedLocations"]
     assert any(x["physicalLocation"]["artifactLocation"]["uri"] == "one/model.py" for x in related)
     assert all(x["message"]["text"] for x in related)
-    assert first["partialFingerprints"]["attnLint/v1"]
+    # The finding's identity, as the JSON report and the baseline carry it.
+    assert first["partialFingerprints"]["attnLintIdentity/v1"] == json.loads(
+        run(tree, "--format", "json", ".").stdout)["findings"][0]["identity"]
     assert run0["originalUriBaseIds"]["%SRCROOT%"]["uri"].startswith("file://")
 
 

@@ -2,7 +2,8 @@
 
 One run; `tool.driver.rules` describes every rule (help text from the rule's doc); each result has
 its ruleId/ruleIndex, level, message, a physical location, the evidence chain as relatedLocations
-(also linked from the message), and a partial fingerprint (the baseline's, stable across line moves).
+(also linked from the message), and a partial fingerprint: the finding's identity (linter/identity.py), which a line shift, a
+module move or one more implementation named leaves as it is, so code scanning keeps one alert.
 Paths are URIs relative to `%SRCROOT%` (the project root). A result's `rank` follows its
 confidence (high 90, medium 60, low 20) and its properties hold `confidence` and
 `confidence_reasons`; latent findings (low confidence) are results only with --show-latent, at
@@ -16,7 +17,7 @@ import os
 from urllib.parse import quote
 
 from ... import __version__
-from ..baseline import fingerprint
+from ..identity import identity
 from ..engine import Result
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -84,7 +85,7 @@ def build(result: Result, path_of=None, root: str | None = None, extra: dict | N
             "rank": RANKS.get(f.confidence, RANKS["medium"]),
             "message": {"text": message},
             "locations": [_location(path_of(f.path), f.line, f.column)],
-            "partialFingerprints": {"attnLint/v1": fingerprint(f, path_of(f.path))},
+            "partialFingerprints": {"attnLintIdentity/v1": identity(f)},
             "properties": {"class": f.class_name, "member": f.member, "targets": list(f.targets),
                            "details": dict(f.details), "confidence": f.confidence,
                            "confidence_reasons": [r.to_json() for r in f.confidence_reasons],
