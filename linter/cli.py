@@ -92,6 +92,9 @@ class RunOptions:
     baseline: str | None = None
     write_baseline: str | None = None
     changed_files: tuple[str, ...] | None = None  # pre-commit mode: report only findings touching these
+    new_since: str | None = None  # --new-since REF: report only findings whose identity REF lacks
+    show_fixed: bool = False  # --show-fixed: and list REF's findings that are gone
+    at_revision: list | None = None  # REF's findings (every confidence), set by run()
     statistics: bool = False
     verbose: bool = False  # the supporting evidence too (text and github formats)
     fix: bool = False
@@ -149,6 +152,12 @@ class RunOptions:
 @click.option("--changed-files", is_flag=True,
               help="PATHS are changed files (pre-commit): analyse the whole project around them and report "
                    "only findings whose location or evidence lies in them.")
+@click.option("--new-since", "new_since", default=None, metavar="REF",
+              help="Report only findings that are not at git revision REF (a branch, tag or commit): REF's "
+                   "files are read from git's objects, never checked out or run. The exit status counts only "
+                   "the new findings.")
+@click.option("--show-fixed", is_flag=True,
+              help="With --new-since: also list the findings REF had that are gone.")
 @click.option("--fix", is_flag=True, help="Add forwarding methods for AL001 findings, then report what is left.")
 @click.option("--diff", is_flag=True, help="With or without --fix: print the fixes as a unified diff, write nothing.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
@@ -174,7 +183,7 @@ class RunOptions:
 @click.version_option(__version__, prog_name="attn-lint")
 def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_astroid, server, config_file, isolated,
           show_settings, statistics, verbose, show_latent, report_unused, baseline, write_baseline, changed_files, fix, diff, debug,
-          ignore_file_errors=False, verify=False, verify_gpu=False, verify_time_limit=DEFAULT_TASK_TIME_LIMIT,
+          new_since=None, show_fixed=False, ignore_file_errors=False, verify=False, verify_gpu=False, verify_time_limit=DEFAULT_TASK_TIME_LIMIT,
           verify_memory_limit=DEFAULT_MEMORY_LIMIT):
     """Find backend interface drift in PATHS (files or folders; default: `src` from pyproject.toml, or the
     project root).
@@ -190,6 +199,11 @@ def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_ast
                       statistics=statistics, verbose=verbose, fix=fix, diff=diff, debug=debug,
                       ignore_file_errors=ignore_file_errors)
     opts.verify, opts.verify_gpu = verify or verify_gpu, verify_gpu  # runtime verification (issue 4)
+    opts.new_since, opts.show_fixed = new_since, show_fixed
+    if show_fixed and not new_since:
+        raise click.UsageError("--show-fixed needs --new-since REF")
+    if new_since is not None and (write_baseline or fix or diff):
+        raise click.UsageError("--new-since reports findings; it does not go with --write-baseline, --fix or --diff")
     opts.verify_time_limit = verify_time_limit
     opts.verify_memory_limit = verify_memory_limit
     try:
@@ -250,6 +264,8 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
             output_target(opts.write_baseline, resolved.config.root, f"baseline {opts.write_baseline}")
         except Refused as exc:
             raise CliError(str(exc)) from None
+    if opts.new_since is not None:
+        opts.at_revision = _findings_at_revision(resolved, opts.new_since)
     want_context = opts.fix or opts.diff or opts.verify  # runtime verification needs the context too
     result = postprocess(_analyse(resolved, keep_context=want_context), resolved, opts)
     if not result.files and not result.errors:
@@ -316,6 +332,30 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
     if result.errors and not opts.ignore_file_errors:
         return 1  # a commit with a syntax error must not pass the hook as "no findings" (ruff agrees)
     return 1 if result.findings or left_unwritten else 0
+
+
+def _findings_at_revision(resolved: Resolved, ref: str) -> list:
+    """Every finding (latent ones too: one changing confidence is not new) of the analysed paths
+    as they are at git revision `ref`, with the same settings; paths relative to the repository."""
+    from .revision import RevisionError, snapshot
+    try:
+        snap = snapshot(ref, resolved.paths, resolved.config.root)
+    except RevisionError as exc:
+        raise CliError(f"--new-since: {exc}") from None
+    try:
+        for entry in snap.left_out:
+            click.echo(f"attn-lint: note: --new-since: left out {printable(entry)}", err=True)
+        if not snap.paths:
+            return []
+        plain = RunOptions()
+        at_ref = dataclasses.replace(resolved, paths=snap.paths)
+        result = postprocess(analyse(snap.paths, resolved.settings), at_ref, plain)
+        found = result.findings + result.latent
+        abs_of = _abs_map(result)
+        return [dataclasses.replace(f, path=path_within(abs_of.get(f.path, f.path), snap.folder, f.path))
+                for f in found]
+    finally:
+        snap.remove()
 
 
 def _analyse(resolved: Resolved, keep_context: bool = False) -> Result:
@@ -455,6 +495,26 @@ def postprocess(result: Result, resolved: Resolved, opts: RunOptions) -> Result:
         findings, covered = baseline.filter_new(findings, known, abs_of, _baseline_root(resolved, opts.baseline))
         stats["baselined"] = covered
 
+    fixed = None
+    if opts.at_revision is not None:
+        from collections import Counter
+
+        from . import baseline
+        from .identity import identity
+        before = Counter(identity(f) for f in opts.at_revision)
+        if opts.show_fixed:
+            left = Counter(identity(f) for f in findings)
+            fixed = []
+            for f in opts.at_revision:
+                key = identity(f)
+                if left[key] > 0:
+                    left[key] -= 1
+                else:
+                    fixed.append(f)
+        findings, covered = baseline.filter_new(findings, before, abs_of, None)
+        stats["at_revision"] = covered
+        stats["fixed_since_revision"] = len(fixed) if fixed is not None else None
+
     findings.sort(key=lambda f: f.sort_key)
     # Everything above applies to latent findings too (a suppression that silences one is used);
     # only now are they set apart, so that the report and the exit status count the others.
@@ -468,7 +528,7 @@ def postprocess(result: Result, resolved: Resolved, opts: RunOptions) -> Result:
     if opts.report_unused:
         by_rule[UNUSED_CODE] = sum(1 for f in findings if f.code == UNUSED_CODE)
     stats["by_rule"] = by_rule
-    return dataclasses.replace(result, findings=findings, latent=latent, stats=stats)
+    return dataclasses.replace(result, findings=findings, latent=latent, stats=stats, fixed=fixed)
 
 
 def rebase_paths(result: Result, base: str) -> Result:
@@ -558,12 +618,19 @@ def emit(result: Result, resolved: Resolved, opts: RunOptions) -> None:
     else:
         from .report.text import make_console, render
         render(result, make_console(), verbose=opts.verbose)
-        hidden = [f"{n} suppressed by comments" if k == "suppressed" else f"{n} in the baseline"
-                  for k in ("suppressed", "baselined") if (n := result.stats.get(k))]
+        words = {"suppressed": "{n} suppressed by comments", "baselined": "{n} in the baseline",
+                 "at_revision": "{n} already at " + str(opts.new_since)}
+        hidden = [words[k].format(n=n) for k in words if (n := result.stats.get(k))]
         if n_latent and not resolved.show_latent:
             hidden.append(f"{n_latent} latent (low confidence; --show-latent lists them)")
         if hidden:
             click.echo(f"attn-lint: not shown: {', '.join(hidden)}", err=True)
+    if result.fixed is not None and fmt in ("text", "concise"):
+        click.echo(f"Fixed since {printable(opts.new_since)}: {len(result.fixed)}")
+        for f in result.fixed:
+            click.echo(printable(f"  {f.path}:{f.line}: {f.code} [{f.confidence}] {f.message}"))
+    elif result.fixed is not None and fmt != "json":
+        click.echo(f"attn-lint: {len(result.fixed)} finding(s) of {printable(opts.new_since)} fixed since", err=True)
     # --- runtime verification (issue 4): the verdict table after the report (stderr for machine formats) ---
     if opts.verification is not None and fmt != "json":
         from .report.text import make_console

@@ -69,6 +69,8 @@ class Result:
     # Low-confidence findings (latent drift), split from `findings` by the CLI's postprocess; the
     # engine and its caches keep every finding in `findings`.
     latent: list[Finding] = field(default_factory=list)
+    # With --new-since REF --show-fixed: the findings REF had that are gone (paths as at REF).
+    fixed: list[Finding] | None = None
 
 
 def _parse_bytes(data: bytes, path: str, max_bytes: int, digest: str) -> _Parsed:
