@@ -1,0 +1,177 @@
+"""The release replay as a measure: what a maintainer running attn-lint on every release would see.
+
+For each release of a package (sglang by default), `attn-lint --format json --show-latent` on its
+tree; then, release over release, by finding identity (linter/identity.py):
+
+* new: identities of a release's default report absent (at any confidence) from the release before;
+* fixed upstream: a new finding that later leaves the report because the code now does what it
+  asked: the wrapper gained the member (AL001, AL003), or the calling function still exists but no
+  longer makes the rejected call (AL002); the rest of those that leave are "gone" (the class or
+  function was removed or renamed, or the analysis stopped pairing it);
+* tier flips: an identity present in two consecutive releases whose tier (default report or
+  latent) changed.
+
+    python bench/replay.py [--package sglang] [--tree-suffix sglang/srt] [--versions 0.5.15 0.5.16 ...]
+
+Releases come from the test cache (tests/precision_labels.py release_tree, which downloads a
+missing one). Writes bench/results/replay-<package>.json and prints the table docs/ci.md keeps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+from precision_labels import cache_root, release_tree  # noqa: E402
+
+DEFAULT = ("low",)
+
+
+def _version_key(v: str):
+    out = []
+    for part in v.replace("post", ".").split("."):
+        out.append(int(part) if part.isdigit() else -1)
+    return out
+
+
+def cached_versions(package: str) -> list[str]:
+    root = cache_root()
+    return sorted((p.name[len(package) + 1:] for p in root.glob(f"{package}-*") if (p / ".complete").exists()),
+                  key=_version_key)
+
+
+def report(tree: Path) -> dict:
+    proc = subprocess.run([sys.executable, "-m", "attn_lint", "--format", "json", "--show-latent", str(tree)],
+                          capture_output=True, text=True, timeout=1800, env={**os.environ, "CI": "1"})
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"attn-lint failed on {tree}: {proc.stderr.strip()[-500:]}")
+    doc = json.loads(proc.stdout)
+    out = {}
+    for f in doc["findings"] + doc.get("latent", []):
+        out.setdefault(f["identity"], []).append({
+            "code": f["code"], "class": f["class"], "member": f["member"], "path": f["path"],
+            "tier": "latent" if f["confidence"] == "low" else "default",
+            "caller": (f.get("details") or {}).get("caller")})
+    return out
+
+
+def _defines(tree: Path, cls_short: str, member: str) -> bool | None:
+    """Whether a class of that short name in the tree defines `member` (a method or an attribute
+    its body or methods assign); None when no such class exists."""
+    found = None
+    for path in tree.rglob("*.py"):
+        try:
+            text = path.read_text("utf-8", "replace")
+        except OSError:
+            continue
+        if f"class {cls_short}" not in text:
+            continue
+        try:
+            mod = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(mod):
+            if isinstance(node, ast.ClassDef) and node.name == cls_short:
+                found = bool(found)
+                for n in ast.walk(node):
+                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == member:
+                        return True
+                    if isinstance(n, ast.Name) and n.id == member and isinstance(n.ctx, ast.Store):
+                        return True
+                    if isinstance(n, ast.Attribute) and n.attr == member and isinstance(n.ctx, ast.Store):
+                        return True
+    return found
+
+
+def _caller_exists(tree: Path, caller: str) -> bool:
+    cls, _, fn = caller.rpartition(".")
+    needle = f"def {fn}("
+    for path in tree.rglob("*.py"):
+        try:
+            text = path.read_text("utf-8", "replace")
+        except OSError:
+            continue
+        if needle in text and (not cls or f"class {cls}" in text):
+            return True
+    return False
+
+
+def why_gone(entry: dict, tree: Path) -> str:
+    short = entry["class"].rsplit(".", 1)[-1]
+    if entry["code"] in ("AL001", "AL003"):
+        got = _defines(tree, short, entry["member"])
+        return "fixed upstream" if got else "gone"
+    if entry["caller"] and _caller_exists(tree, entry["caller"]):
+        return "fixed upstream"
+    return "gone"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--package", default="sglang")
+    ap.add_argument("--tree-suffix", default="sglang/srt")
+    ap.add_argument("--versions", nargs="*", help="releases in order (default: those in the test cache)")
+    args = ap.parse_args()
+    versions = args.versions or cached_versions(args.package)
+    trees = {v: release_tree(args.package, v) / args.tree_suffix for v in versions}
+    reports = {}
+    for v in versions:
+        reports[v] = report(trees[v])
+        print(f"{v}: {sum(len(x) for x in reports[v].values())} findings", file=sys.stderr)
+    rows, flips, new_all = [], [], []
+    for prev, cur in zip(versions, versions[1:]):
+        a, b = reports[prev], reports[cur]
+        new = [k for k, es in b.items() if k not in a and any(e["tier"] == "default" for e in es)]
+        for k in set(a) & set(b):
+            ta = {e["tier"] for e in a[k]}
+            tb = {e["tier"] for e in b[k]}
+            if ("default" in ta) != ("default" in tb):
+                flips.append({"from": prev, "to": cur, "identity": k, "finding": b[k][0],
+                              "tiers": [sorted(ta), sorted(tb)]})
+        new_all.extend((cur, k) for k in new)
+        rows.append({"release": cur, "after": prev, "new_default": len(new)})
+    # What became of each new finding: the first later release without it tells.
+    outcome = {}
+    for v, k in new_all:
+        later = versions[versions.index(v) + 1:]
+        entry = reports[v][k][0]
+        for w in later:
+            if k not in reports[w]:
+                outcome[(v, k)] = (w, why_gone(entry, trees[w]))
+                break
+        else:
+            outcome[(v, k)] = (None, "still reported")
+    for row in rows:
+        mine = [o for (v, _), o in outcome.items() if v == row["release"]]
+        row["fixed_upstream"] = sum(1 for _, why in mine if why == "fixed upstream")
+        row["gone"] = sum(1 for _, why in mine if why == "gone")
+        row["still_reported"] = sum(1 for _, why in mine if why == "still reported")
+    left = sum(r["fixed_upstream"] + r["gone"] for r in rows)
+    fixed = sum(r["fixed_upstream"] for r in rows)
+    summary = {"releases": versions, "new_default": sum(r["new_default"] for r in rows),
+               "left_later": left, "fixed_upstream": fixed,
+               "upstream_confirmed_share": round(fixed / left, 3) if left else None,
+               "tier_flips": len(flips)}
+    out = HERE / "results" / f"replay-{args.package}.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps({"summary": summary, "rows": rows, "flips": flips,
+                               "new": [{"release": v, "identity": k, **reports[v][k][0],
+                                        "left_in": outcome[(v, k)][0], "why": outcome[(v, k)][1]}
+                                       for v, k in new_all]}, indent=1))
+    print("| release | new in the default report | later fixed upstream | later gone otherwise | still reported |")
+    print("|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['release']} | {r['new_default']} | {r['fixed_upstream']} | {r['gone']} | {r['still_reported']} |")
+    print(f"\n{json.dumps(summary)}")
+
+
+if __name__ == "__main__":
+    main()
