@@ -602,8 +602,7 @@ def _gone(cache_dir: str, project: str, wait: float) -> str | None:
         if not stat.S_ISSOCK(os.lstat(path).st_mode):
             return None
         sock = _connect(cache_dir, project, timeout=1.0)
-        if sock is not None:  # it lives (it dropped a client, or another one started): keep it
-            sock.close()
+        if sock is not None and _answers(sock):  # it lives (it dropped a client, or another one started)
             return None
         if not _lock_exclusively(fd, wait):
             return None
@@ -613,6 +612,21 @@ def _gone(cache_dir: str, project: str, wait: float) -> str | None:
         return None
     finally:
         os.close(fd)
+
+
+def _answers(sock: socket.socket) -> bool:
+    """Whether the server behind a socket that accepted a connection is alive: it answers a ping,
+    or sends a heartbeat while busy, or stays silent (unknown: alive). A dying server's listener
+    can take a connection in the instant before the kernel closes it; that one ends in EOF."""
+    with sock:
+        try:
+            _send(sock, {"op": "ping"})
+            _recv(sock)
+        except socket.timeout:
+            return True
+        except (OSError, EOFError, pickle.UnpicklingError, ConnectionError):
+            return False
+    return True
 
 
 def control(cache_dir: str, project: str, op: str, timeout: float = CLIENT_SILENCE):

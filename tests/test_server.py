@@ -478,3 +478,46 @@ def test_per_module_memos_follow_an_edit(tmp_path, cache):
     second = served(tree, cache)
     assert summary(second) == in_process(tree)
     assert "hook_b" in {f["member"] for f in second["findings"]}
+
+
+@linux_only
+def test_a_listener_that_takes_a_connection_while_dying_is_not_a_live_server(tmp_path):
+    """A killed server's listening socket can take one more connection in the instant before the
+    kernel closes it: the connection then ends without a word. That socket is left over (and
+    removed), not a live server's; one that answers a ping is kept."""
+    import socket
+    import threading
+
+    from attn_lint.linter import server as srv
+    from attn_lint.linter.server_paths import socket_path
+
+    cache, project = str(tmp_path / "cache"), str(tmp_path / "proj")
+    os.makedirs(project)
+    path = socket_path(cache, project, create=True)
+    os.close(srv._private_file(srv._lock_path(cache, project), os.O_RDWR | os.O_CREAT))
+
+    def serve(answer: bool):
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(path)
+        listener.listen(4)
+
+        def run():
+            conn, _ = listener.accept()
+            with conn:
+                if answer:
+                    srv._recv(conn)
+                    srv._send(conn, {"ok": {"pid": os.getpid()}})
+            listener.close()
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        return thread
+
+    thread = serve(answer=True)
+    assert srv._gone(cache, project, 0.0) is None and os.path.exists(path)
+    thread.join(5)
+    os.unlink(path)
+    thread = serve(answer=False)
+    assert srv._gone(cache, project, 0.0) == "the server was killed or crashed (the socket it left is removed now)"
+    assert not os.path.exists(path)
+    thread.join(5)
