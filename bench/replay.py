@@ -9,7 +9,8 @@ tree; then, release over release, by finding identity (linter/identity.py):
   longer makes the rejected call (AL002); the rest of those that leave are "gone" (the class or
   function was removed or renamed, or the analysis stopped pairing it);
 * tier flips: an identity present in two consecutive releases whose tier (default report or
-  latent) changed.
+  latent) changed, each with its cause: its targets changed, the signals' word on its pairings
+  changed, or nothing about its own pairings changed (a flip the issue asks to remove).
 
     python bench/replay.py [--package sglang] [--tree-suffix sglang/srt] [--versions 0.5.15 0.5.16 ...]
 
@@ -23,6 +24,7 @@ import argparse
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -59,7 +61,11 @@ def report(tree: Path) -> dict:
         out.setdefault(f["identity"], []).append({
             "code": f["code"], "class": f["class"], "member": f["member"], "path": f["path"],
             "tier": "latent" if f["confidence"] == "low" else "default",
-            "caller": (f.get("details") or {}).get("caller")})
+            "caller": (f.get("details") or {}).get("caller"),
+            "targets": sorted(t.rsplit(".", 1)[-1] for t in f["targets"]),
+            # What the signals said of its pairings, without the places (lines move).
+            "reasons": sorted({(r["signal"], r["effect"], re.sub(r"\S+:\d+", "", r["note"]))
+                               for r in f["confidence_reasons"]})})
     return out
 
 
@@ -134,7 +140,12 @@ def main() -> None:
             ta = {e["tier"] for e in a[k]}
             tb = {e["tier"] for e in b[k]}
             if ("default" in ta) != ("default" in tb):
-                flips.append({"from": prev, "to": cur, "identity": k, "finding": b[k][0],
+                x, y = a[k][0], b[k][0]
+                cause = ("its targets changed" if x["targets"] != y["targets"] else
+                         "the signals' word on its pairings changed" if x["reasons"] != y["reasons"] else
+                         "nothing about its own pairings changed")
+                flips.append({"from": prev, "to": cur, "identity": k, "cause": cause,
+                              "finding": {key: y[key] for key in ("code", "class", "member", "path")},
                               "tiers": [sorted(ta), sorted(tb)]})
         new_all.extend((cur, k) for k in new)
         rows.append({"release": cur, "after": prev, "new_default": len(new)})
@@ -159,7 +170,9 @@ def main() -> None:
     summary = {"releases": versions, "new_default": sum(r["new_default"] for r in rows),
                "left_later": left, "fixed_upstream": fixed,
                "upstream_confirmed_share": round(fixed / left, 3) if left else None,
-               "tier_flips": len(flips)}
+               "tier_flips": len(flips),
+               "tier_flips_by_cause": {c: sum(1 for f in flips if f["cause"] == c)
+                                       for c in sorted({f["cause"] for f in flips})}}
     out = HERE / "results" / f"replay-{args.package}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps({"summary": summary, "rows": rows, "flips": flips,
