@@ -71,7 +71,7 @@ def report(tree: Path) -> dict:
 
 def _defines(tree: Path, cls_short: str, member: str) -> bool | None:
     """Whether a class of that short name in the tree defines `member` (a method or an attribute
-    its body or methods assign); None when no such class exists."""
+    its body or methods assign) or a `__getattr__`; None when no such class exists."""
     found = None
     for path in tree.rglob("*.py"):
         try:
@@ -88,7 +88,8 @@ def _defines(tree: Path, cls_short: str, member: str) -> bool | None:
             if isinstance(node, ast.ClassDef) and node.name == cls_short:
                 found = bool(found)
                 for n in ast.walk(node):
-                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == member:
+                    # A `__getattr__` forwards every member the class lacks (AL001's fix too).
+                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in (member, "__getattr__"):
                         return True
                     if isinstance(n, ast.Name) and n.id == member and isinstance(n.ctx, ast.Store):
                         return True
