@@ -472,6 +472,12 @@ def postprocess(result: Result, resolved: Resolved, opts: RunOptions) -> Result:
                                                 resolved.per_file_ignored(abs_of[f.path], f.code))]
         stats["per_file_ignored"] = before - len(findings)
 
+    if resolved.dismissed:
+        from .identity import identity
+        before = len(findings)
+        findings = [f for f in findings if identity(f) not in resolved.dismissed]
+        stats["dismissed"] = before - len(findings)
+
     if opts.changed_files is not None:
         changed = {os.path.realpath(p) for p in opts.changed_files}
 
@@ -618,7 +624,8 @@ def emit(result: Result, resolved: Resolved, opts: RunOptions) -> None:
     else:
         from .report.text import make_console, render
         render(result, make_console(), verbose=opts.verbose)
-        words = {"suppressed": "{n} suppressed by comments", "baselined": "{n} in the baseline",
+        words = {"suppressed": "{n} suppressed by comments", "dismissed": "{n} dismissed in the configuration",
+                 "baselined": "{n} in the baseline",
                  "at_revision": "{n} already at " + str(opts.new_since)}
         hidden = [words[k].format(n=n) for k in words if (n := result.stats.get(k))]
         if n_latent and not resolved.show_latent:

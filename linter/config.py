@@ -67,6 +67,8 @@ class Config:
     server: bool | None = None
     format: str | None = None
     show_latent: bool | None = None
+    # Findings reviewed and set aside, by identity (linter/identity.py) -> the reviewer's reason.
+    dismissed: dict[str, str] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)  # key -> where its value came from
 
 
@@ -190,7 +192,8 @@ def load_config(path: str | None, root: str) -> Config:
 
 
 _KEYS = ("select", "ignore", "exclude", "per-file-ignores", "src", "severity", "extra-family-bases",
-         "cache-dir", "jobs", "astroid", "server", "format", "show-latent")
+         "cache-dir", "jobs", "astroid", "server", "format", "show-latent", "dismissed")
+_IDENTITY = re.compile(r"^[0-9a-f]{32}$")
 
 
 def _apply_table(cfg: Config, table: dict, where: str) -> None:
@@ -268,6 +271,17 @@ def _apply_table(cfg: Config, table: dict, where: str) -> None:
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: `show-latent` must be true or false, not {value!r}")
             cfg.show_latent = value
+        elif key == "dismissed":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}: `dismissed` must be a table of identity = \"why it is dismissed\"")
+            for ident, why in value.items():
+                if not _IDENTITY.match(str(ident)):
+                    raise ConfigError(f"{where}: `dismissed` key {str(ident)[:40]!r} is not a finding's identity "
+                                      f"(32 hex digits, as `--format json` or `--verbose` shows it)")
+                if not isinstance(why, str) or not why.strip():
+                    raise ConfigError(f"{where}: `dismissed.{ident}` must say why it is dismissed (a non-empty "
+                                      f"string), not {why!r}")
+            cfg.dismissed = dict(value)
         elif key == "format":
             if value not in FORMATS:
                 raise ConfigError(f"{where}: `format` must be one of {', '.join(FORMATS)}, not {value!r}")
@@ -324,6 +338,10 @@ class Resolved:
         return self.config.severity
 
     @property
+    def dismissed(self) -> dict[str, str]:
+        return self.config.dismissed
+
+    @property
     def extra_family_bases(self) -> tuple[str, ...]:
         return self.config.extra_family_bases
 
@@ -357,6 +375,7 @@ class Resolved:
             ("astroid", s.astroid, src.get("astroid", "default")),
             ("server", self.server, src.get("server", "default")),
             ("show-latent", self.show_latent, src.get("show-latent", "default")),
+            ("dismissed", dict(self.dismissed), src.get("dismissed", "default")),
         ]
         return rows
 

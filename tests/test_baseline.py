@@ -213,3 +213,33 @@ def test_a_version_1_baseline_still_covers_its_findings_with_a_note(tmp_path):
     (tmp_path / "b.json").write_text(json.dumps({"version": 1, "findings": [{"fingerprint": "0" * 32}]}))
     r = run(tmp_path, "--baseline", "b.json", "--format", "json", ".")
     assert r.exit_code == 1
+
+
+def test_a_finding_dismissed_by_identity_stays_dismissed_when_it_moves(tmp_path):
+    make_tree(tmp_path)
+    (tmp_path / ".git").mkdir()
+    _, out = _findings(tmp_path)
+    (f,) = out["findings"]
+    r = run(tmp_path, "--verbose", ".")
+    assert f"identity: {f['identity']}" in r.stdout
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.attn-lint.dismissed]\n"{f["identity"]}" = "reviewed: no model builds this pairing"\n')
+    r, out = _findings(tmp_path)
+    assert r.exit_code == 0 and out["findings"] == [] and out["stats"]["dismissed"] == 1
+    # The module moves and its lines shift: still the same finding, still dismissed.
+    (tmp_path / "serving" / "backends.py").write_text("\n\n" + (tmp_path / "serving" / "backends.py").read_text())
+    os.rename(tmp_path / "serving" / "backends.py", tmp_path / "serving" / "attention.py")
+    (tmp_path / "serving" / "model.py").write_text(
+        (tmp_path / "serving" / "model.py").read_text().replace("serving.backends", "serving.attention"))
+    r, out = _findings(tmp_path)
+    assert r.exit_code == 0 and out["findings"] == [] and out["stats"]["dismissed"] == 1
+    assert "1 dismissed in the configuration" in run(tmp_path, ".").stderr
+
+
+def test_dismissed_entries_are_checked(tmp_path):
+    make_tree(tmp_path)
+    for table, message in (('"AL001" = "x"', "is not a finding's identity"),
+                           (f'"{"a" * 32}" = ""', "must say why it is dismissed")):
+        (tmp_path / "pyproject.toml").write_text(f"[tool.attn-lint.dismissed]\n{table}\n")
+        r = run(tmp_path, ".")
+        assert r.exit_code == 2 and message in r.stderr, r.stderr

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from ..discover import decode_source, open_source
 from ..engine import Result
+from ..identity import identity
 from ..findings import Finding
 from . import latent as latent_report
 from .printable import printable
@@ -106,6 +107,8 @@ def _finding(console: Console, f: Finding, roots: dict[str, str], sources: dict[
             line.append(printable(f"{r.path}:{r.line}"), style="cyan")
             line.append(printable(f": [{r.signal}] {r.note}"))
             console.print(line)
+    if verbose:  # what a reviewer copies to set it aside: [tool.attn-lint.dismissed]
+        console.print(Text(f"    identity: {identity(f)}", style="dim"))
     console.print()
 
 
