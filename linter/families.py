@@ -9,6 +9,7 @@ any particular serving engine.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -18,7 +19,7 @@ from .passed_values import PassedValues
 from .value_uses import ValueUses
 from .facts import ModuleFacts, function_ref, mentions_self_attr
 from .resolve import Resolution, Resolver, Scope, describe_type
-from .summary import KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, FunctionInfo, member_target, root_name
+from .summary import KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, _EXPRESSIONS, FunctionInfo, member_target, root_name
 
 
 @dataclass(slots=True)
@@ -279,6 +280,16 @@ class FamilyModel:
     @cached_property
     def passed_values(self) -> PassedValues:
         return PassedValues(self)
+
+    @cached_property
+    def registries(self):
+        from .registries import Registries
+        return Registries(self.passed_values)
+
+    @cached_property
+    def built_values(self) -> PassedValues:
+        """What the paths the tree shows build (a lower bound), for signals/unknown_delegate.py."""
+        return PassedValues(self, partial=True)
 
     def _own_delegate_in(self, site_cls: str, fn: FunctionInfo, ref: tuple | None, depth: int) -> bool:
         """`ref` reads one of the wrapper's delegates: directly (through locals, loops, indexing),
@@ -544,6 +555,12 @@ class FamilyModel:
         and the `super().__init__(...)` of those that do not. Each with a label for evidence."""
         short = qual.rsplit(".", 1)[-1]
         out = [(scope, c, f"{short}(...)") for scope, c in self._constructions_of(qual, True)]
+        # `cls(...)` in a classmethod of the class builds it (or the subclass it is called on).
+        entry = self.index.classes[qual]
+        for m in entry.info.methods.values():
+            if m.kind == "classmethod" and m.params:
+                scope = Scope(entry.module, qual, m)
+                out.extend((scope, c, f"{short}.{m.name}: cls(...)") for c in self._cls_calls(scope))
         if own_init:
             for sub in sorted(self.index.subclasses.get(qual, ())):
                 sub_init = self.index.classes[sub].info.methods.get("__init__")
@@ -554,6 +571,22 @@ class FamilyModel:
                 entry = self.index.classes[sub]
                 out.extend((Scope(entry.module, sub, sub_init), c, "super().__init__(...)")
                            for c in sub_init.constructions if c[0] == ("super",))
+        return out
+
+    def _cls_calls(self, scope: Scope) -> list[tuple]:
+        """The `cls(...)` calls of a classmethod, as constructions (callee, args, kwargs, star),
+        read from its text (the summary keeps calls of class names only)."""
+        node = self.passed_values.function_node(scope) if scope.fn.params else None
+        if node is None:
+            return []
+        cls_name = scope.fn.params[0].name
+        out = []
+        for n in ast.walk(node):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == cls_name:
+                star = any(isinstance(a, ast.Starred) for a in n.args) or any(k.arg is None for k in n.keywords)
+                out.append((("name", cls_name),
+                            tuple(None if isinstance(a, ast.Starred) else _EXPRESSIONS.ref(a) for a in n.args),
+                            tuple((k.arg, _EXPRESSIONS.ref(k.value)) for k in n.keywords if k.arg), star))
         return out
 
     def _constructions_of(self, qual: str, through_locals: bool = False) -> list[tuple[Scope, tuple]]:
@@ -568,9 +601,20 @@ class FamilyModel:
                                         and callee[1] in scope.fn.locals):
                 continue
             res = self.resolver.resolve(construction[0], scope)
-            if ("cls", qual) in res.types:
+            if ("cls", qual) in res.types or self._imported_as(scope.module, callee, qual):
                 out.append((scope, construction))
         return out
+
+    def _imported_as(self, module: str, callee: tuple, qual: str) -> bool:
+        """Whether some import of `module` binds the called name to `qual`: imports under
+        branches (`if npu: from a import X` / `else: from b import Y as X`) bind it to either,
+        while name resolution takes the last one."""
+        if callee[0] != "name":
+            return False
+        mod = self.index.modules.get(module)
+        imports = [imp for imp in mod.summary.imports if imp.local == callee[1]] if mod else []
+        return len(imports) > 1 and any(getattr(self.index._import_target(module, imp, 0), "qual", None) == qual
+                                        for imp in imports)
 
     def _wrapper(self, qual: str) -> Wrapper | None:
         entry = self.index.classes[qual]

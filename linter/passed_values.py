@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from .source_lines import SourceLines
 from .facts import scopes_of
 from .findings import Evidence
+from .reaching import bind_arguments
 from .resolve import Scope, describe_type
 from .summary import KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, _EXPRESSIONS, ModuleWalk, _summarise_function
 
@@ -37,7 +38,15 @@ if TYPE_CHECKING:
 MAX_STEPS = 8  # parameter and return hops followed from the assignment
 _SOURCES = "passed-values-source"  # the key of re-read functions in ModuleFacts.derived
 _NAME_CALLS = "passed-values-name-calls"  # the key of a module's calls by called name (_name_calls)
+_WALKS = "passed-values-walk"  # and the walks that summarised them (their bindings' and constructions' nodes)
+# An argument's ref for a parameter where what the function was given may reach the call:
+# (_RECEIVED, name, values of the rebindings of it that reach the call too).
+_RECEIVED = "received"
 MAX_CALLERS = 8  # more callers than this: a utility, not a builder handing classes over
+_LAMBDA = "lambda"  # ("lambda", body ref): an argument that is a lambda (a callable made in place)
+# (Lower-bound mode) a value handed in from outside the tree: a parameter of a function no code of
+# the tree calls. Whatever an API's caller passes; not "unknown".
+OUTSIDE = ("outside",)
 
 # A traced value: element -> whether it is exactly that class. Elements as the resolver's:
 # "pkg.Cls" an instance, ("cls", "pkg.Cls") the class object. None: unknown.
@@ -50,7 +59,11 @@ def _merge(out: dict, more: dict) -> None:
 
 
 class PassedValues:
-    def __init__(self, model: "FamilyModel"):
+    def __init__(self, model: "FamilyModel", partial: bool = False):
+        # `partial`: what the paths the tree shows build, ignoring those it cannot follow (a
+        # lower bound: "the code builds at least these"), rather than an answer or None.
+        self.partial = partial
+        self._held_visiting: set = set()
         self.model = model
         self.index = model.index
         self.resolver = model.resolver
@@ -96,6 +109,10 @@ class PassedValues:
 
     # --- expressions -----------------------------------------------------------------------------
     def value(self, ref: tuple | None, scope: Scope, steps: int, visiting: frozenset):
+        got = self._value(ref, scope, steps, visiting)
+        return ({}, []) if got is None and self.partial else got
+
+    def _value(self, ref: tuple | None, scope: Scope, steps: int, visiting: frozenset):
         if ref is None or steps > MAX_STEPS:
             return None
         kind = ref[0]
@@ -113,6 +130,34 @@ class PassedValues:
             return out, ev
         if kind == "call":
             return self._call(ref, scope, steps, visiting)
+        if kind == "sub":
+            return self._table(ref[1], scope, steps)
+        if kind == "attr" and scope.cls and scope.fn is not None and scope.fn.params \
+                and scope.fn.kind == "method" and ref[1] == ("name", scope.fn.params[0].name) \
+                and self.index.lookup(scope.cls, ref[2]) is not None \
+                and self.index.lookup(scope.cls, ref[2])[1] == "method":
+            return {("bound", scope.cls, ref[2]): True}, []  # `self.make`, handed on uncalled
+        if kind == "attr" and self.partial and scope.cls and scope.fn is not None and scope.fn.params \
+                and ref[1] == ("name", scope.fn.params[0].name):
+            # (Lower-bound mode) `self.x`: what the class ever stores there.
+            key = (scope.cls, ref[2])
+            if key in self._held_visiting:
+                return None
+            self._held_visiting.add(key)
+            try:
+                return self.held(scope.cls, ref[2])
+            finally:
+                self._held_visiting.discard(key)
+        if kind == "seq" and self.partial:  # (lower-bound mode) `[A(), B()]`: its elements
+            out, ev = {}, []
+            for item in ref[1]:
+                got = self.value(item, scope, steps + 1, visiting)
+                _merge(out, got[0])
+                ev.extend(got[1])
+            return out, ev
+        if kind == _LAMBDA:  # a callable: what calling it gives, read where it was written
+            got = self.value(ref[1], scope, steps + 1, visiting)
+            return None if got is None else ({("ret", k): e for k, e in got[0].items()}, got[1])
         return None
 
     def _name(self, name: str, scope: Scope, steps: int, visiting: frozenset):
@@ -145,7 +190,103 @@ class PassedValues:
         sym = self.index.resolve_name(scope.module, name)
         if sym is not None and sym.kind == "class" and sym.qual in self.index.classes:
             return {("cls", sym.qual): True}, []
+        if sym is not None and sym.kind == "function" and self._function_info(sym.qual) is not None:
+            return {("fn", sym.qual): True}, []
         return None
+
+    # --- tables and functions --------------------------------------------------------------------
+    @property
+    def registries(self):
+        """The tree's tables (one reader per run, whichever mode asks: what they hold is the
+        same, only how their values are followed differs)."""
+        return self.model.registries
+
+    def _table(self, base: tuple | None, scope: Scope, steps: int):
+        """What `TABLE[k]` can be: every value the tree puts into the module-level `TABLE`
+        (registries.py); None where that is unknown."""
+        if base is None or base[0] != "name" or scope.fn is None or any(p.name == base[1] for p in scope.fn.params) \
+                or (scope.fn.name != "<module>" and base[1] in scope.fn.locals):
+            return None
+        qual = self.registries.qualify(scope.module, base[1])
+        if qual is None:
+            return None
+        entries = self.registries.entries(qual)
+        if entries is None:
+            return None
+        out: dict = {}
+        ev: list = []
+        for entry in entries:
+            got = (entry.values, []) if entry.values is not None else \
+                self.value(entry.ref, entry.scope, steps + 1, frozenset())
+            if got is None:
+                return None
+            _merge(out, got[0])
+            ev.extend(got[1])
+        return out, ev[:4]
+
+    def _called(self, got, steps: int):
+        """What calling each of the values `got` gives: a class its instances, a function what
+        it returns; None where one is anything else (an instance's `__call__`, unknown)."""
+        if got is None:
+            return None
+        out: dict = {}
+        ev = list(got[1])
+        for k, exact in got[0].items():
+            if isinstance(k, tuple) and k[0] == "cls":
+                _merge(out, {k[1]: exact})
+            elif k == OUTSIDE:
+                _merge(out, {OUTSIDE: exact})  # what an API's caller hands in, called: theirs too
+            elif isinstance(k, tuple) and k[0] == "ret":
+                _merge(out, {k[1]: exact})
+            elif isinstance(k, tuple) and k[0] == "bound":
+                more = self._self_method_returns(k[1], k[2], steps)
+                if more is None:
+                    return None
+                _merge(out, more[0])
+                ev.extend(more[1])
+            elif isinstance(k, tuple) and k[0] == "fn":
+                more = self._function_returns(k[1], steps)
+                if more is None:
+                    return None
+                _merge(out, more[0])
+                ev.extend(more[1])
+            else:
+                return None
+        return out, ev
+
+    def _function_info(self, qual: str):
+        module, _, name = qual.rpartition(".")
+        mod = self.index.modules.get(module)
+        return mod.summary.functions.get(name) if mod is not None else None
+
+    def _function_returns(self, qual: str, steps: int):
+        """What the module-level function `qual` returns, from every `return` of its text (a bare
+        one, or a constant, gives no class); None where one cannot be followed or it yields."""
+        key = ("fn", qual)
+        if key in self._return_memo:
+            return self._return_memo[key]
+        self._return_memo[key] = None  # recursion guard
+        fn = self._function_info(qual)
+        got = self._function_source(Scope(qual.rpartition(".")[0], None, fn)) if fn is not None else None
+        result = None
+        if got is not None and steps <= MAX_STEPS:
+            info, node = got
+            scope = Scope(qual.rpartition(".")[0], None, info)
+            result = ({}, [])
+            for value in _returned(node):
+                if value is None:
+                    result = None
+                    break
+                if isinstance(value, ast.Constant):
+                    continue
+                more = self.value(_EXPRESSIONS.ref(value), scope, steps + 1, frozenset())
+                if more is None:
+                    result = None
+                    break
+                _merge(result[0], more[0])
+                result[1].extend(more[1])
+        self._return_memo[key] = result
+        return result
 
     def _call(self, ref: tuple, scope: Scope, steps: int, visiting: frozenset):
         func = ref[1]
@@ -157,18 +298,37 @@ class PassedValues:
             return self._self_method_returns(scope.cls, func[2], steps)
         if func[0] == "name":
             got = self._name(func[1], scope, steps, visiting)
-            if got is not None and got[0] and all(isinstance(k, tuple) and k[0] == "cls" for k in got[0]):
-                return {k[1]: exact for k, exact in got[0].items()}, got[1]
+            if got is not None and got[0] and all(isinstance(k, tuple) and k[0] in ("cls", "fn", "ret", "bound",
+                                                                                    "outside") for k in got[0]):
+                return self._called(got, steps)
             if got is not None and not got[0]:
                 return {}, got[1]  # only `None` was handed over: nothing is built from it here
+        if func[0] == "sub":
+            return self._called(self._table(func[1], scope, steps), steps)
+        if func[0] == "attr" and func[2] == "get" and func[1] is not None and func[1][0] == "name":
+            got = self._table(func[1], scope, steps)
+            if got is not None:
+                node = self.call_node(scope, ref[2], ref[3]) if scope.fn is not None else None
+                if node is None or len(node.args) > 2 or node.keywords:
+                    return None
+                if len(node.args) == 2 and not isinstance(node.args[1], ast.Constant):
+                    more = self.value(_EXPRESSIONS.ref(node.args[1]), scope, steps + 1, visiting)
+                    if more is None:
+                        return None
+                    _merge(got[0], more[0])
+                return got
         if func[0] == "attr":
             base = self.resolver.resolve(func[1], scope)
             if base.types and all(isinstance(t, tuple) and t[0] == "mod" for t in base.types):
                 quals = {getattr(self.index.resolve_name(t[1], func[2]), "qual", None) for t in base.types}
                 if all(q in self.index.classes for q in quals):
                     return {q: True for q in quals}, []  # `module.Cls(...)`
+                if all(q is not None and self._function_info(q) is not None for q in quals):
+                    return self._called(({("fn", q): True for q in quals}, []), steps)  # `module.make(...)`
             if self._returns_constants(base, func[2]):
                 return {}, []
+            if self.partial:
+                return self._receiver_returns(func[1], func[2], scope, steps)
         return None
 
     def _returns_constants(self, base, member: str) -> bool:
@@ -205,7 +365,9 @@ class PassedValues:
         found = [self.index.method(k, member) for k in {cls} | self.index.descendants(cls)]
         impls = {hit[0]: hit[1] for hit in found if hit is not None}
         result = None
-        if None not in found and impls:
+        if self.partial:
+            result = self._returns_of_each(impls, steps)
+        elif None not in found and impls:
             result = (out, ev)
             for owner, m in sorted(impls.items()):
                 if not m.return_values or m.kind != "method":
@@ -223,6 +385,41 @@ class PassedValues:
                     break
         self._return_memo[key] = result
         return result
+
+    def _returns_of_each(self, impls: dict, steps: int):
+        """(Lower-bound mode) what the methods `impls` (owner -> method) return, read from every
+        `return` of their text; one that cannot be read adds nothing."""
+        out: dict = {}
+        ev: list = []
+        for owner, m in sorted(impls.items()):
+            if m.kind not in ("method", "classmethod", "staticmethod"):
+                continue
+            scope = Scope(self.index.classes[owner].module, owner, m)
+            got = self._function_source(scope)
+            if got is None:
+                continue
+            scope = Scope(scope.module, owner, got[0])
+            for value in _returned(got[1]):
+                if value is None or isinstance(value, ast.Constant):
+                    continue
+                more = self.value(_EXPRESSIONS.ref(value), scope, steps + 1, frozenset())
+                _merge(out, more[0])
+                ev.extend(more[1])
+        return out, ev
+
+    def _receiver_returns(self, base: tuple, member: str, scope: Scope, steps: int):
+        """(Lower-bound mode) what `<base>.member(...)` returns: its implementations on the classes
+        the code builds into the receiver (not every class its declared type allows)."""
+        got = self.value(base, scope, steps + 1, frozenset()) if scope.fn is not None else None
+        types = {t for t in got[0] if isinstance(t, str)} if got else set()
+        out: dict = {}
+        ev: list = []
+        for t in sorted(t for t in types if t in self.index.classes):
+            got = self._self_method_returns(t, member, steps)
+            if got is not None:
+                _merge(out, got[0])
+                ev.extend(got[1])
+        return out, ev
 
     # --- parameters, from their callers ----------------------------------------------------------
     def passed_to(self, scope: Scope, param) -> tuple[dict, list[Evidence]] | None:
@@ -244,6 +441,8 @@ class PassedValues:
     def _param_uncached(self, scope: Scope, param, steps: int):
         fn = scope.fn
         callers = self._callers(scope)
+        if callers == [] and self.partial and self._called_from_outside(scope):
+            return {OUTSIDE: True}, []
         if not callers:
             return None  # unknown, or none in the tree: called from outside it
         implicit = 1 if scope.cls and fn.kind in ("method", "classmethod") else 0
@@ -268,7 +467,7 @@ class PassedValues:
                     _merge(out, {("cls", sym.qual): True})
                 # other defaults are constants (`None`): no class
                 continue
-            got = self.value(given, cscope, steps + 1, frozenset())
+            got = self._given(given, cscope, steps + 1)
             if got is None:
                 return None
             _merge(out, got[0])
@@ -279,6 +478,37 @@ class PassedValues:
             ev.extend(got[1])
         return out, ev[:6]
 
+    def _given(self, ref: tuple | None, scope: Scope, steps: int):
+        """What an argument of a call in `scope` passes (its refs bound as `_bound_arguments` binds them)."""
+        if ref is None or ref[0] != _RECEIVED:
+            return self.value(ref, scope, steps, frozenset())
+        fn = scope.fn
+        implicit = 1 if scope.cls and fn.kind != "staticmethod" else 0
+        param = next((p for p in fn.params[implicit:] if p.name == ref[1]), None)
+        got = self._param(scope, param, steps) if param is not None else None
+        if got is None and self.partial:
+            got = ({}, [])
+        if got is None:
+            return None
+        out, ev = dict(got[0]), list(got[1])
+        for value in ref[2]:
+            more = self.value(value, scope, steps, frozenset())
+            if more is None:
+                return None
+            _merge(out, more[0])
+            ev.extend(more[1])
+        return out, ev
+
+    def _called_from_outside(self, scope: Scope) -> bool:
+        """No code of the tree calls the function (nor uses it as a value): what it is given
+        comes from outside the tree, an API's caller."""
+        fn = scope.fn
+        if fn.name == "__init__" or fn.name == "<module>":
+            return False
+        if not scope.cls:
+            return not self.model.value_uses.function(scope.module, fn.name)
+        return not self.model.member_calls.get(fn.name) and not self.model.value_uses.method(fn.name)
+
     def _callers(self, scope: Scope) -> list | None:
         """(caller scope, positional refs, {keyword: ref}, line, label) for every call the tree
         shows of the function `scope` is in; None where they cannot all be known."""
@@ -288,19 +518,26 @@ class PassedValues:
             if len(calls) > MAX_CALLERS:
                 return None
             out = []
-            for cscope, (_, args, kwargs, _star), label in calls:
+            for cscope, construction, label in calls:
                 full = self._full_scope(cscope)
+                args, kwargs = self._construction_arguments(cscope, full, construction)
                 out.append((full, args, dict(kwargs), full.fn.line, label))
             return out
         if not scope.cls and fn.name != "<module>":
             return self._function_callers(scope)
-        if not scope.cls or fn.kind != "method" or self.model.value_uses.method(fn.name):
+        if not scope.cls or fn.kind not in ("method", "classmethod", "staticmethod") \
+                or self.model.value_uses.method(fn.name):
             return None  # (a bound method handed on is called where the tree does not show)
         entries = self.model.member_calls.get(fn.name, ())
         out = []
         for csite, call, (recv, _, how) in entries:
-            res = self.resolver.resolve(recv, csite.scope).instances()
+            types = self.resolver.resolve(recv, csite.scope).types
+            res = {t for t in types if isinstance(t, str)}
+            if fn.kind != "method":  # `Cls.make(...)` calls it on the class itself too
+                res |= {t[1] for t in types if isinstance(t, tuple) and t[0] == "cls"}
             if not res or how != "call":
+                if self.partial:
+                    continue  # a lower bound: only the calls known to run it
                 return None  # some call of that name may be this method's
             runs = [self.index.lookup(t, fn.name) for t in res if t in self.index.classes]
             if not any(hit is not None and hit[0] == scope.cls for hit in runs):
@@ -309,9 +546,10 @@ class PassedValues:
             node = self.call_node(full, call.line, call.col)
             if node is None:
                 return None
-            args = tuple(None if isinstance(a, ast.Starred) else _EXPRESSIONS.ref(a) for a in node.args)
-            kwargs = {kw.arg: _EXPRESSIONS.ref(kw.value) for kw in node.keywords if kw.arg}
-            out.append((full, args, kwargs, call.line, f"{fn.name}(...)"))
+            args = tuple(None if isinstance(a, ast.Starred) else _argument_ref(a) for a in node.args)
+            kwargs = tuple((kw.arg, _argument_ref(kw.value)) for kw in node.keywords if kw.arg)
+            args, kwargs = self._bound_arguments(full, node, args, kwargs)
+            out.append((full, args, dict(kwargs), call.line, f"{fn.name}(...)"))
             if len(out) > MAX_CALLERS:
                 return None
         return out
@@ -340,8 +578,9 @@ class PassedValues:
                 if any(isinstance(a, ast.Starred) for a in node.args) or any(kw.arg is None for kw in node.keywords):
                     return None
                 args = tuple(_EXPRESSIONS.ref(a) for a in node.args)
-                kwargs = {kw.arg: _EXPRESSIONS.ref(kw.value) for kw in node.keywords}
-                out.append((full, args, kwargs, line, f"{fn.name}(...)"))
+                kwargs = tuple((kw.arg, _EXPRESSIONS.ref(kw.value)) for kw in node.keywords)
+                args, kwargs = self._bound_arguments(full, node, args, kwargs)
+                out.append((full, args, dict(kwargs), line, f"{fn.name}(...)"))
             if len(out) > MAX_CALLERS:
                 return None
         return out
@@ -384,6 +623,18 @@ class PassedValues:
         return out
 
     # --- the callers' own text -------------------------------------------------------------------
+    def full_scope(self, scope: Scope) -> Scope:
+        return self._full_scope(scope)
+
+    def calls_by_name(self, name: str, module: str) -> list:
+        return self._calls_by_name(name, module)
+
+    def calls_at(self, scope: Scope, line: int, base: str | None, name: str) -> list[ast.Call]:
+        return self._calls_at(scope, line, base, name)
+
+    def source_lines(self, path: str):
+        return self._sources.of(path)
+
     def _path(self, module: str) -> str:
         mod = self.index.modules.get(module)
         return mod.file.display if mod else module
@@ -429,7 +680,10 @@ class PassedValues:
             return None
         if node.lineno != fn.line:  # an indented `def` on the file's first line: no room for the `if True:`
             ast.increment_lineno(node, fn.line - node.lineno)
-        info = _summarise_function(node, scope.cls is not None, [], [], ModuleWalk())
+        walked: list = []
+        info = _summarise_function(node, scope.cls is not None, [], [], ModuleWalk(), walked)
+        info.decorators = fn.decorators  # (above the `def` line: not in the text read)
+        self.model.facts[scope.module].derived.setdefault(_WALKS, {})[key] = walked[0]
         store[key] = (info, node)
         return store[key]
 
@@ -467,6 +721,39 @@ class PassedValues:
             if isinstance(n, ast.Call) and n.lineno == line and n.col_offset == col:
                 return n
         return None  # `if True:` keeps columns as they were: a miss means the file changed
+
+    def _construction_arguments(self, scope: Scope, full: Scope, construction: tuple) -> tuple[tuple, tuple]:
+        """A construction's arguments as `_bound_arguments` binds them, its call found in the text
+        read again by its place among the function's constructions."""
+        _, args, kwargs, _ = construction
+        walker = self._walker(full)
+        index = next((i for i, c in enumerate(scope.fn.constructions) if c is construction), None)
+        if walker is None or index is None or index >= len(walker.constructions) \
+                or walker.constructions[index][0] != construction[0]:
+            return args, kwargs  # (the file changed since it was summarised)
+        return self._bound_arguments(full, walker.construction_calls[index], args, kwargs)
+
+    def _bound_arguments(self, scope: Scope, node: ast.Call, args: tuple, kwargs: tuple) -> tuple[tuple, tuple]:
+        """The refs of a call's arguments, each local bound to the bindings of it that reach the
+        call (reaching.bind_arguments, as the summary binds a construction's), and a parameter
+        where what the function was given may reach to (_RECEIVED, name, the rebindings that
+        also reach): `b = Split(b)` then `b = Hybrid(b)` gives `Split` what the function was
+        given, not also `Hybrid`."""
+        fn = scope.fn
+        params = frozenset(p.name for p in fn.params)
+        names = {r[1] for r in (*args, *[v for _, v in kwargs]) if r is not None and r[0] == "name"
+                 and r[1] in fn.locals and (len(fn.locals[r[1]]) > 1 or r[1] in params)}
+        walker = self._walker(scope) if names else None
+        if walker is None:
+            return args, kwargs
+        return bind_arguments(self._function_source(scope)[1].body, [(node, args, kwargs)], names, params,
+                              walker.bound, lambda name, values: (_RECEIVED, name, tuple(values)))[0]
+
+    def _walker(self, scope: Scope):
+        """The walk that summarised the function `_function_source` read again; None without one."""
+        if self._function_source(scope) is None:
+            return None
+        return self.model.facts[scope.module].derived[_WALKS][(scope.module, scope.fn.line, scope.fn.name)]
 
     def _splats_cannot_carry(self, scope: Scope, name: str, positional: bool) -> bool:
         """No `*args` (for a parameter that can be passed by position) and no `**mapping` in the
@@ -579,3 +866,27 @@ def _name_calls(module: str, summary) -> dict[str, list]:
                 scope = scope or Scope(module, cls, fn)
                 out.setdefault(f[2], []).append((scope, f[1][1], call.line))
     return out
+
+
+def _returned(fn: ast.AST):
+    """The value of each `return` of a function (not of the functions or lambdas in it): an
+    expression, a Constant for a bare `return`, None for a `yield` (a generator returns no value)."""
+    stack = list(ast.iter_child_nodes(fn))
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(n, (ast.Yield, ast.YieldFrom)):
+            yield None
+        if isinstance(n, ast.Return):
+            yield n.value if n.value is not None else ast.Constant(None)
+        stack.extend(ast.iter_child_nodes(n))
+
+
+def _argument_ref(node: ast.expr) -> tuple | None:
+    """A call argument's ref; a lambda without parameters is (_LAMBDA, its body's ref)."""
+    if isinstance(node, ast.Lambda) and not node.args.args and not node.args.posonlyargs \
+            and not node.args.kwonlyargs and not node.args.vararg and not node.args.kwarg:
+        body = _EXPRESSIONS.ref(node.body)
+        return (_LAMBDA, body) if body is not None else None
+    return _EXPRESSIONS.ref(node)

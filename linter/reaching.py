@@ -17,11 +17,17 @@ it adds its value without replacing the earlier ones, and a call there, which ma
 walrus written later in the expression, sees them all. Calls the pass does not see (in nested
 functions and lambdas, which run later, in dead code, or of a name declared `global` or
 `nonlocal`) are left as they were: every binding may reach them.
+
+The same pass binds the arguments of calls to the bindings that reach them (bind_arguments):
+`b = Split(b)` then `b = Hybrid(b)` builds `Split` from the binding before it, not from every
+binding of `b`. A binding is known by its target's node there, so that its value is the one the
+per-file walk recorded for that very node (for loops, unpacking and annotations included).
 """
 
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left
 from typing import Callable
 
 State = dict  # name -> frozenset of the values that may reach here; None: the point is unreachable
@@ -29,6 +35,9 @@ _NOTHING: frozenset = frozenset()
 _NO_GETATTR = frozenset((None,))
 _CONDITIONAL = (ast.BoolOp, ast.IfExp, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")  # the fields that hold statements
+# Statements that bind a name only through their targets or a walrus, and always run on.
+_PLAIN = frozenset({ast.Assign, ast.AnnAssign, ast.Expr, ast.Pass, ast.Assert})
 # Nodes with nothing inside that this pass uses (a call's callee and a walrus target are read
 # from their parents): the expression walk does not push them.
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Lambda}
@@ -44,7 +53,8 @@ def bind_local_calls(calls: list, body: list[ast.stmt], hooks: set[str],
     names = {c.func[1] for c in calls if c.func[0] == "name" and c.func[1] in hooks}
     if not names:
         return calls
-    reach = _Reaching(names, value_of)
+    reach = _Reaching(names, lambda target, value, annotation: value_of(value, annotation)
+                      if value is not None else None)
     reach.block(body, {})
     out = []
     for call in calls:
@@ -55,6 +65,57 @@ def bind_local_calls(calls: list, body: list[ast.stmt], hooks: set[str],
         for value in sorted((v for v in hit[1] if v is not None and v[0] == "getattr"), key=repr):
             out.append(call._replace(func=value))
     return out
+
+
+_ENTRY = ("entry",)  # what a name holds where the function starts: a parameter, what it was given
+_AT_ENTRY = frozenset((_ENTRY,))
+
+
+def bind_arguments(body: list[ast.stmt], calls: list[tuple[ast.Call, tuple, tuple]], names: set[str],
+                   params: frozenset[str], value_at: dict,
+                   received: Callable[[str, list], tuple] | None = None) -> list[tuple[tuple, tuple]]:
+    """Each call's (positional refs, keyword refs) as given, with every argument that loads a name
+    in `names` (locals bound more than once, parameters rebound) replaced by the values of the
+    bindings of it that reach the call: `value_at` maps a binding's target node to the value the
+    walk recorded for it; a binding it has no value for gives nothing, as everywhere else, and an
+    argument that only such bindings reach is unknown (None). Left as it was: an argument the pass
+    cannot tell about (a call in a closure or a lambda, in dead code, a name declared global or
+    nonlocal), and a parameter that may still hold what the function was given there (its
+    callers follow a parameter by its name), unless `received(name, values of the rebindings that
+    also reach)` says what to put there instead."""
+    # Only the statements that bind those names or hold those calls' arguments need their
+    # expressions walked (most of the pass's time): the lines of the rest are skipped.
+    lines = {t.lineno for t in value_at if t.id in names}
+    lines.update(a.lineno for node, _, _ in calls for a in (*node.args, *[kw.value for kw in node.keywords])
+                 if type(a) is ast.Name and a.id in names)
+    reach = _Reaching(names, lambda target, value, annotation: target, loads=True, lines=sorted(lines))
+    reach.block(body, {name: _AT_ENTRY for name in names})
+    out = []
+    for node, args, kwargs in calls:
+        kw_nodes = [kw.value for kw in node.keywords if kw.arg]
+        out.append((tuple([_reached(reach, n, r, params, value_at, received) for n, r in zip(node.args, args)]),
+                    tuple([(k, _reached(reach, n, r, params, value_at, received))
+                           for n, (k, r) in zip(kw_nodes, kwargs)])))
+    return out
+
+
+def _reached(reach: "_Reaching", node: ast.expr, ref: tuple | None, params: frozenset[str],
+             value_at: dict, received) -> tuple | None:
+    if ref is None or ref[0] != "name" or ref[1] not in reach.names or type(node) is not ast.Name:
+        return ref
+    hit = reach.found.get((node.lineno, node.col_offset))
+    if hit is None or ref[1] in reach.untracked:
+        return ref
+    values = []  # of the bindings that reach, in source order
+    for target in sorted((t for t in hit[1] if type(t) is ast.Name), key=lambda t: (t.lineno, t.col_offset)):
+        value = value_at.get(target)
+        if value is not None and value not in values:
+            values.append(value)
+    if _ENTRY in hit[1] and ref[1] in params:
+        return ref if received is None else received(ref[1], values)
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else ("union", tuple(values))
 
 
 def _join(*states: State | None) -> State | None:
@@ -69,20 +130,31 @@ def _join(*states: State | None) -> State | None:
 
 
 class _Reaching:
-    def __init__(self, names: set[str], value_of):
+    def __init__(self, names: set[str], value_of, loads: bool = False, lines: list[int] | None = None):
         self.names = names
-        self.value_of = value_of
-        self.found: dict[tuple[int, int], tuple[str, frozenset]] = {}  # call position -> (name, values)
+        self.value_of = value_of  # (target node, value, annotation) -> what the binding is known by
+        self.loads = loads  # also record the names loaded as call arguments, by their own position
+        self.lines = lines  # sorted; where given, an expression on none of these lines is not walked
+        # call (or argument) position -> (name, values)
+        self.found: dict[tuple[int, int], tuple[str, frozenset]] = {}
         self.untracked: set[str] = set()  # declared global or nonlocal: other code may rebind them
         self.loops: list[tuple[list, list]] = []  # (states at break, states at continue)
         self.log: list[tuple[str, frozenset]] = []  # every binding made, for try handlers
 
     def block(self, stmts: list[ast.stmt], state: State | None) -> State | None:
+        lines = self.lines
         for stmt in stmts:
             if state is None:
                 return None
+            if lines is not None and type(stmt) in _PLAIN and not self.touches(stmt):
+                continue  # binds no tracked name, holds no use of one, and runs on
             state = self.stmt(stmt, state)
         return state
+
+    def touches(self, node: ast.AST) -> bool:
+        """Whether `node` spans one of `lines`."""
+        i = bisect_left(self.lines, node.lineno)
+        return i < len(self.lines) and self.lines[i] <= (node.end_lineno or node.lineno)
 
     def bind(self, state: State, name: str, value: tuple | None, replace: bool = True) -> None:
         if name in self.names:
@@ -95,7 +167,7 @@ class _Reaching:
         """As the walk binds: `a, b = x, y` pairs the items; other unpacking binds no getattr."""
         if isinstance(target, ast.Name):
             if target.id in self.names:
-                self.bind(state, target.id, self.value_of(value, annotation) if value is not None else None)
+                self.bind(state, target.id, self.value_of(target, value, annotation))
         elif isinstance(target, (ast.Tuple, ast.List)):
             paired = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
             for i, elt in enumerate(target.elts):
@@ -106,11 +178,17 @@ class _Reaching:
     def bind_stores(self, state: State, node: ast.AST | None) -> None:
         """Every name `node` stores to (loop and `with` targets, `except ... as`, match captures)
         gets a value that is not a getattr."""
-        if node is None:
+        kind = type(node)
+        if kind is ast.Name:
+            if node.id in self.names:
+                self.bind(state, node.id, self.value_of(node, None, None))
+            return
+        if node is None or kind is ast.Attribute or kind is ast.Subscript:  # these store no local
             return
         for sub in ast.walk(node):
             if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
-                self.bind(state, sub.id, None)
+                if sub.id in self.names:
+                    self.bind(state, sub.id, self.value_of(sub, None, None))
             elif isinstance(sub, (ast.MatchAs, ast.MatchStar)) and sub.name:
                 self.bind(state, sub.name, None)
             elif isinstance(sub, ast.MatchMapping) and sub.rest:
@@ -123,16 +201,23 @@ class _Reaching:
         there sees every walrus of the expression."""
         if node is None:
             return
+        if self.lines is not None and not self.touches(node):
+            return
         calls, walruses = [], []
         stack = [(node, False, _NOTHING)]  # node, may not run (or not in order), names a comprehension rebinds
         while stack:
             sub, maybe, shadowed = stack.pop()
             kind = type(sub)
-            if kind is ast.Call and type(sub.func) is ast.Name and sub.func.id in self.names:
-                calls.append(((sub.lineno, sub.col_offset), sub.func.id, maybe, sub.func.id in shadowed))
+            if kind is ast.Call:
+                if type(sub.func) is ast.Name and sub.func.id in self.names:
+                    calls.append(((sub.lineno, sub.col_offset), sub.func.id, maybe, sub.func.id in shadowed))
+                if self.loads:  # (a comprehension's own variable is not the local)
+                    calls.extend(((a.lineno, a.col_offset), a.id, maybe, False)
+                                 for a in (*sub.args, *[kw.value for kw in sub.keywords])
+                                 if type(a) is ast.Name and a.id in self.names and a.id not in shadowed)
             elif kind is ast.NamedExpr and sub.target.id in self.names:
                 walruses.append(((sub.end_lineno, sub.end_col_offset), sub.target.id,
-                                 self.value_of(sub.value, None), maybe))
+                                 self.value_of(sub.target, sub.value, None), maybe))
             if kind in _COMPREHENSIONS:
                 shadowed = shadowed | {n.id for g in sub.generators for n in ast.walk(g.target)
                                        if isinstance(n, ast.Name) and n.id in self.names}
@@ -194,10 +279,15 @@ class _Reaching:
                 outs.append(self.block(case.body, inner))
             return _join(*outs)
         elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            # Its body runs later (not seen here); it may rebind a name with `nonlocal` or `global`.
-            for sub in ast.walk(node):
-                if isinstance(sub, (ast.Global, ast.Nonlocal)):
+            # Its body runs later (not seen here); it may rebind a name with `nonlocal` or `global`
+            # (statements: their expressions need no walk).
+            todo = [node]
+            while todo:
+                sub = todo.pop()
+                if type(sub) is ast.Global or type(sub) is ast.Nonlocal:
                     self.untracked.update(sub.names)
+                for field in _BLOCKS:
+                    todo.extend(getattr(sub, field, ()))
             self.bind(state, node.name, None)
         elif kind in (ast.Global, ast.Nonlocal):
             self.untracked.update(node.names)

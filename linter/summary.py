@@ -27,10 +27,10 @@ from typing import NamedTuple
 from .deepstack import call_deep
 from .guards import OPAQUE, Guard, exits, falsy_defaults, guards_in_use, split_both, split_test
 from .platforms import add_platform_gates, test_platform
-from .reaching import bind_local_calls
+from .reaching import bind_arguments, bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 31
+SUMMARY_VERSION = 32
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -439,6 +439,8 @@ class _FunctionWalker(ast.NodeVisitor):
         self._type_test = 0  # inside the arguments of `isinstance(...)` and the like
         self.locals: dict[str, list[tuple]] = {}
         self.hooks: set[str] = set()  # locals bound by `getattr(obj, "name", ...)`
+        # Every binding of a local by its target: what `locals` holds for it (None: nothing it can read).
+        self.bound: dict[ast.Name, tuple | None] = {}
         self.self_attrs: dict[str, list[tuple]] = {}
         self.falsy_stores: list[tuple[str, int]] = []
         self.other_stores: set[str] = set()
@@ -446,6 +448,7 @@ class _FunctionWalker(ast.NodeVisitor):
         self.calls: list[CallSite | ast.Call] = []  # a plain call of a non-local: its node (_call_sites)
         self.probes: list[Probe] = []
         self.constructions: list[tuple] = []
+        self.construction_calls: list[ast.Call] = []  # the call of each construction
         self.return_values: list[tuple] = []
         self.gates: list[tuple] = []
         self.nested: list[ast.AST] = []
@@ -526,8 +529,9 @@ class _FunctionWalker(ast.NodeVisitor):
     def bind(self, target: ast.expr, value: tuple | None, annotation: tuple | None = None,
              line: int = 0) -> None:
         if type(target) is ast.Name:
-            if value is not None or annotation is not None:
-                self.locals.setdefault(target.id, []).append(("type", annotation) if annotation else value)
+            bound = self.bound[target] = ("type", annotation) if annotation else value
+            if bound is not None:
+                self.locals.setdefault(target.id, []).append(bound)
                 if value is not None and value[0] == "getattr" and not annotation:
                     self.hooks.add(target.id)
         elif (attr := self._own_attr(target)) is not None:
@@ -1009,6 +1013,7 @@ class _FunctionWalker(ast.NodeVisitor):
                     tuple(None if type(a) is ast.Starred else self.ref(a) for a in args),
                     tuple((kw.arg, self.ref(kw.value)) for kw in keywords if kw.arg),
                     star or dstar))
+                self.construction_calls.append(node)
         # Most children are names and constants: no handler, no call.
         if ftype is ast.Attribute:
             self.visit_Attribute(func, False)
@@ -1157,6 +1162,20 @@ def _local_calls_bound(walker: _FunctionWalker, body: list[ast.stmt]) -> list[Ca
     return bind_local_calls(calls, body, walker.hooks, _bound_value) if walker.hooks else calls
 
 
+def _constructions_bound(walker: _FunctionWalker, body: list[ast.stmt]) -> tuple:
+    """The walker's constructions, each argument that is a local bound more than once (or a
+    parameter rebound) replaced by the bindings that reach it (reaching.bind_arguments):
+    `b = Split(b)` then `b = Hybrid(b)` never builds `Split` around `Hybrid`."""
+    local, params = walker.locals, walker.params
+    names = {r[1] for _, args, kwargs, _ in walker.constructions for r in (*args, *[v for _, v in kwargs])
+             if r is not None and r[0] == "name" and r[1] in local and (len(local[r[1]]) > 1 or r[1] in params)}
+    if not names:
+        return tuple(walker.constructions)
+    calls = [(node, c[1], c[2]) for node, c in zip(walker.construction_calls, walker.constructions)]
+    bound = bind_arguments(body, calls, names, params, walker.bound)
+    return tuple([(c[0], args, kwargs, c[3]) for c, (args, kwargs) in zip(walker.constructions, bound)])
+
+
 def model_tests(test: ast.expr, depth: int = 0) -> list[tuple]:
     """The model tests a condition requires, as keys (all must hold where the condition holds):
     ("isa", class, ...) `isinstance(<...config...>, C)`; ("call", f) `f(<...config...>)`; ("names",
@@ -1294,7 +1313,10 @@ def _params(args: ast.arguments) -> tuple[Param, ...]:
 
 
 def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: bool,
-                        pending: list, imports: list[Import], module: ModuleWalk) -> FunctionInfo:
+                        pending: list, imports: list[Import], module: ModuleWalk,
+                        walked: list | None = None) -> FunctionInfo:
+    """`walked`, when given, receives the walker (passed_values.py reads its bindings' and
+    constructions' nodes)."""
     decorators = tuple([_decorator_name(d) for d in node.decorator_list]) if node.decorator_list else ()
     params = _params(node.args)
     self_name = None
@@ -1318,6 +1340,8 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
             pending.append(nested)
     del walker.return_values[own_returns:]  # what a closure returns is not what this function returns
     body = node.body
+    if walked is not None:
+        walked.append(walker)
     # By position (the fields' order), not by keyword: a keyword call costs more, 60,000 times.
     return FunctionInfo(
         node.name, node.lineno, node.col_offset, node.end_lineno or node.lineno, params, decorators,
@@ -1325,7 +1349,7 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
         type(node) is ast.AsyncFunctionDef,
         {k: tuple(v) for k, v in walker.locals.items()} if walker.locals else {},
         {k: tuple(v) for k, v in walker.self_attrs.items()} if walker.self_attrs else {},
-        tuple(_local_calls_bound(walker, body)), tuple(walker.probes), tuple(walker.constructions),
+        tuple(_local_calls_bound(walker, body)), tuple(walker.probes), _constructions_bound(walker, body),
         is_unimplemented_body(body), tuple(walker.gates), tuple(walker.guards),
         falsy_defaults(node.args) if node.name == "__init__" else (),
         _probed_reads(walker) if walker.probes else (), (),
@@ -1528,7 +1552,7 @@ def summarise_tree(tree: ast.Module, n_lines: int, module: ModuleWalk | None = N
         name="<module>", line=1, col=0, end_line=n_lines, params=(), decorators=(), returns=None,
         return_values=(), noop=False, locals={k: tuple(v) for k, v in top_walker.locals.items()},
         calls=tuple(_local_calls_bound(top_walker, tree.body)), probes=tuple(top_walker.probes),
-        constructions=tuple(top_walker.constructions), gates=tuple(top_walker.gates),
+        constructions=_constructions_bound(top_walker, tree.body), gates=tuple(top_walker.gates),
     )
     _prune(toplevel, module_names, keep_all_locals=True)
     toplevel.gates = tuple(g for g in toplevel.gates if len(g) == 3 or g[0] in callable_names)

@@ -98,6 +98,14 @@ def _tree(tmp_path, setup=SETUP):
     return write_tree(tmp_path, files)
 
 
+def _signals(result, key) -> set[str]:
+    """The signals that lowered or raised the finding `key` ((class, member)). Where the tree
+    cannot show what a builder is handed (a method used as a value), unknown-delegate may lower it;
+    model-reach must not."""
+    f = next(f for f in result.findings if (f.class_name.rsplit(".", 1)[-1], f.member) == key)
+    return {r.signal for r in f.confidence_reasons}
+
+
 def _confidence(result):
     return {(f.class_name.rsplit(".", 1)[-1], f.member): f.confidence for f in result.findings}
 
@@ -514,7 +522,7 @@ def generic(backend, builder: Builder):
     make = builder.build
     return make(backend)
 '''
-    assert _confidence(lint(_tree(tmp_path, setup)))[("Wrapper", "hook_b")] == "medium"
+    assert "model-reach" not in _signals(lint(_tree(tmp_path, setup)), ("Wrapper", "hook_b"))
 
 
 def test_method_fetched_by_getattr_and_handed_on_keeps_the_pairing(tmp_path):
@@ -525,7 +533,7 @@ def test_method_fetched_by_getattr_and_handed_on_keeps_the_pairing(tmp_path):
 def generic(backend, builder: Builder, run):
     return run(getattr(builder, "build"), backend)
 '''
-    assert _confidence(lint(_tree(tmp_path, setup)))[("Wrapper", "hook_b")] == "medium"
+    assert "model-reach" not in _signals(lint(_tree(tmp_path, setup)), ("Wrapper", "hook_b"))
 
 
 # --- a class handed on as a value is built where the tree shows no call of it ----------------------

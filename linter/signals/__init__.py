@@ -20,6 +20,7 @@ _SIGNALS: tuple[tuple[str, str], ...] = (
     ("unsupported_pairing", "UnsupportedPairing"),
     ("platform", "PlatformSignal"),
     ("unpassed_option", "UnpassedOption"),
+    ("unknown_delegate", "UnknownDelegate"),
 )
 
 

@@ -1,0 +1,67 @@
+"""unknown-delegate: a wrapper paired with an implementation the code never gives it is latent.
+
+A delegate's declared type (a parameter annotated `Base`, a factory declared `-> Base`) bounds
+what it can hold; it does not say that every subclass of `Base` is ever put there. The code
+says so where it builds one: following every assignment of the delegate to what its builders
+pass, through parameters, locals, the returns of functions and methods, and registries
+(passed_values.py, registries.py), over the paths the tree shows. A pairing of the wrapper with
+an implementation that no such path builds (nor a wrapper such a path builds holds, a few levels
+down) is not a configuration the code shows: latent, not reported as drift.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..confidence import Pairing, Signal
+from ..findings import Reason, short
+from ..passed_values import OUTSIDE
+
+if TYPE_CHECKING:
+    from ..context import Context
+
+MAX_NESTING = 3
+
+
+class UnknownDelegate(Signal):
+    name = "unknown-delegate"
+    doc = ("Rules out a wrapper paired with an implementation that no path of the code puts into the "
+           "delegate: every assignment of the delegate is followed to what its builders build (parameters, "
+           "locals, returns, registries); a declared type alone names no configuration.")
+
+    def rule_out(self, ctx: "Context", p: Pairing) -> Reason | None:
+        model = ctx.model
+        w = model.wrappers.get(p.wrapper) if p.wrapper else None
+        if w is None or p.rule == "AL002":
+            return None
+        if not model.init_calls(w.qual):
+            return None  # built only outside the tree (an API): what it holds is the caller's choice
+        memo = ctx.__dict__.setdefault("_unknown_delegate_memo", {})
+        if _built(model, w, p.impl, memo, 0):
+            return None
+        entry = ctx.index.classes[w.qual]
+        attrs = ", ".join(f"`self.{d.attr}`" for d in w.delegates
+                          if p.impl in model.implementations(d.types, leaves_only=False, exact=d.exact))
+        return Reason(self.name, "lower", entry.file.display, entry.info.line,
+                      f"no path of the code puts `{short(p.impl)}` into {attrs or 'its delegates'} of "
+                      f"`{entry.info.name}`: only a declared type allows it")
+
+
+def _built(model, w, impl: str, memo: dict, depth: int) -> bool:
+    holding = [d for d in w.delegates if impl in model.implementations(d.types, leaves_only=False, exact=d.exact)]
+    if not holding:
+        return depth == 0  # the pairing is reached some other way: not this signal's question
+    for d in holding:
+        key = (w.qual, d.attr)
+        if key not in memo:
+            got = model.built_values.held(w.qual, d.attr)
+            memo[key] = frozenset(k for k in got[0] if isinstance(k, str) or k == OUTSIDE) if got else frozenset()
+        built = memo[key]
+        if impl in built or OUTSIDE in built:
+            return True  # built with it, or handed whatever an API's caller passes
+        for b in built:
+            inner = model.wrappers.get(b)
+            if inner is not None and depth < MAX_NESTING and _built(model, inner, impl, memo, depth + 1):
+                return True
+    return False
+
