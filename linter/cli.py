@@ -507,17 +507,10 @@ def postprocess(result: Result, resolved: Resolved, opts: RunOptions) -> Result:
 
         from . import baseline
         from .identity import identity
-        before = Counter(identity(f) for f in opts.at_revision)
-        if opts.show_fixed:
-            left = Counter(identity(f) for f in findings)
-            fixed = []
-            for f in opts.at_revision:
-                key = identity(f)
-                if left[key] > 0:
-                    left[key] -= 1
-                else:
-                    fixed.append(f)
-        findings, covered = baseline.filter_new(findings, before, abs_of, None)
+        if opts.show_fixed:  # REF's findings not covered by today's: the other direction
+            fixed, _ = baseline.filter_new(opts.at_revision, Counter(identity(f) for f in findings), {}, None)
+        findings, covered = baseline.filter_new(findings, Counter(identity(f) for f in opts.at_revision),
+                                                abs_of, None)
         stats["at_revision"] = covered
         stats["fixed_since_revision"] = len(fixed) if fixed is not None else None
 
@@ -624,10 +617,10 @@ def emit(result: Result, resolved: Resolved, opts: RunOptions) -> None:
     else:
         from .report.text import make_console, render
         render(result, make_console(), verbose=opts.verbose)
-        words = {"suppressed": "{n} suppressed by comments", "dismissed": "{n} dismissed in the configuration",
-                 "baselined": "{n} in the baseline",
-                 "at_revision": "{n} already at " + str(opts.new_since)}
-        hidden = [words[k].format(n=n) for k in words if (n := result.stats.get(k))]
+        # (REF is the user's text, `HEAD@{1}` say: never a format string)
+        words = {"suppressed": "suppressed by comments", "dismissed": "dismissed in the configuration",
+                 "baselined": "in the baseline", "at_revision": f"already at {printable(opts.new_since or '')}"}
+        hidden = [f"{n} {words[k]}" for k in words if (n := result.stats.get(k))]
         if n_latent and not resolved.show_latent:
             hidden.append(f"{n_latent} latent (low confidence; --show-latent lists them)")
         if hidden:

@@ -113,6 +113,10 @@ class FamilyModel:
         out.discard(exclude)
         return sorted(out)
 
+    def delegates_holding(self, w: "Wrapper", impl: str) -> list["Delegate"]:
+        """The wrapper's delegates that can hold `impl` (nested wrappers included)."""
+        return [d for d in w.delegates if impl in self.implementations(d.types, leaves_only=False, exact=d.exact)]
+
     def members_provided(self, impls: list[str]) -> dict[str, set[str]]:
         """Member name -> the classes that define it, over every implementation in `impls`.
 

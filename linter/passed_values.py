@@ -47,6 +47,9 @@ _LAMBDA = "lambda"  # ("lambda", body ref): an argument that is a lambda (a call
 # (Lower-bound mode) a value handed in from outside the tree: a parameter of a function no code of
 # the tree calls. Whatever an API's caller passes; not "unknown".
 OUTSIDE = ("outside",)
+# Values calling which says what is built: a class, a function (`("fn", qual)`), a callable made
+# in place (`("ret", what it returns)`), a bound method (`("bound", class, name)`), and OUTSIDE.
+_CALLABLE = ("cls", "fn", "ret", "bound", "outside")
 
 # A traced value: element -> whether it is exactly that class. Elements as the resolver's:
 # "pkg.Cls" an instance, ("cls", "pkg.Cls") the class object. None: unknown.
@@ -134,8 +137,7 @@ class PassedValues:
             return self._table(ref[1], scope, steps)
         if kind == "attr" and scope.cls and scope.fn is not None and scope.fn.params \
                 and scope.fn.kind == "method" and ref[1] == ("name", scope.fn.params[0].name) \
-                and self.index.lookup(scope.cls, ref[2]) is not None \
-                and self.index.lookup(scope.cls, ref[2])[1] == "method":
+                and (self.index.lookup(scope.cls, ref[2]) or (None, None))[1] == "method":
             return {("bound", scope.cls, ref[2]): True}, []  # `self.make`, handed on uncalled
         if kind == "attr" and self.partial and scope.cls and scope.fn is not None and scope.fn.params \
                 and ref[1] == ("name", scope.fn.params[0].name):
@@ -232,26 +234,20 @@ class PassedValues:
         out: dict = {}
         ev = list(got[1])
         for k, exact in got[0].items():
-            if isinstance(k, tuple) and k[0] == "cls":
-                _merge(out, {k[1]: exact})
-            elif k == OUTSIDE:
-                _merge(out, {OUTSIDE: exact})  # what an API's caller hands in, called: theirs too
-            elif isinstance(k, tuple) and k[0] == "ret":
-                _merge(out, {k[1]: exact})
-            elif isinstance(k, tuple) and k[0] == "bound":
-                more = self._self_method_returns(k[1], k[2], steps)
-                if more is None:
-                    return None
-                _merge(out, more[0])
-                ev.extend(more[1])
-            elif isinstance(k, tuple) and k[0] == "fn":
-                more = self._function_returns(k[1], steps)
-                if more is None:
-                    return None
-                _merge(out, more[0])
-                ev.extend(more[1])
-            else:
+            kind = k[0] if isinstance(k, tuple) else None
+            if kind not in _CALLABLE:
                 return None
+            if kind == "outside":
+                _merge(out, {OUTSIDE: exact})  # what an API's caller hands in, called: theirs too
+            elif kind in ("cls", "ret"):
+                _merge(out, {k[1]: exact})
+            else:
+                more = self._self_method_returns(k[1], k[2], steps) if kind == "bound" else \
+                    self._function_returns(k[1], steps)
+                if more is None:
+                    return None
+                _merge(out, more[0])
+                ev.extend(more[1])
         return out, ev
 
     def _function_info(self, qual: str):
@@ -267,26 +263,34 @@ class PassedValues:
             return self._return_memo[key]
         self._return_memo[key] = None  # recursion guard
         fn = self._function_info(qual)
-        got = self._function_source(Scope(qual.rpartition(".")[0], None, fn)) if fn is not None else None
         result = None
-        if got is not None and steps <= MAX_STEPS:
-            info, node = got
-            scope = Scope(qual.rpartition(".")[0], None, info)
-            result = ({}, [])
-            for value in _returned(node):
-                if value is None:
-                    result = None
-                    break
-                if isinstance(value, ast.Constant):
-                    continue
-                more = self.value(_EXPRESSIONS.ref(value), scope, steps + 1, frozenset())
-                if more is None:
-                    result = None
-                    break
-                _merge(result[0], more[0])
-                result[1].extend(more[1])
+        if fn is not None and steps <= MAX_STEPS:
+            result = self._text_returns(Scope(qual.rpartition(".")[0], None, fn), steps)
         self._return_memo[key] = result
         return result
+
+    def _text_returns(self, scope: Scope, steps: int):
+        """What the function `scope` is in returns, from every `return` of its text (a bare one,
+        or a constant, gives no class); None where its text cannot be read, it yields, or a
+        returned value cannot be followed."""
+        got = self._function_source(scope)
+        if got is None:
+            return None
+        info, node = got
+        scope = Scope(scope.module, scope.cls, info)
+        out: dict = {}
+        ev: list = []
+        for value in _returned(node):
+            if value is None:
+                return None
+            if isinstance(value, ast.Constant):
+                continue
+            more = self.value(_EXPRESSIONS.ref(value), scope, steps + 1, frozenset())
+            if more is None:
+                return None
+            _merge(out, more[0])
+            ev.extend(more[1])
+        return out, ev
 
     def _call(self, ref: tuple, scope: Scope, steps: int, visiting: frozenset):
         func = ref[1]
@@ -298,8 +302,7 @@ class PassedValues:
             return self._self_method_returns(scope.cls, func[2], steps)
         if func[0] == "name":
             got = self._name(func[1], scope, steps, visiting)
-            if got is not None and got[0] and all(isinstance(k, tuple) and k[0] in ("cls", "fn", "ret", "bound",
-                                                                                    "outside") for k in got[0]):
+            if got is not None and got[0] and all(isinstance(k, tuple) and k[0] in _CALLABLE for k in got[0]):
                 return self._called(got, steps)
             if got is not None and not got[0]:
                 return {}, got[1]  # only `None` was handed over: nothing is built from it here
@@ -392,19 +395,12 @@ class PassedValues:
         out: dict = {}
         ev: list = []
         for owner, m in sorted(impls.items()):
-            if m.kind not in ("method", "classmethod", "staticmethod"):
+            if m.kind == "property":
                 continue
-            scope = Scope(self.index.classes[owner].module, owner, m)
-            got = self._function_source(scope)
-            if got is None:
-                continue
-            scope = Scope(scope.module, owner, got[0])
-            for value in _returned(got[1]):
-                if value is None or isinstance(value, ast.Constant):
-                    continue
-                more = self.value(_EXPRESSIONS.ref(value), scope, steps + 1, frozenset())
-                _merge(out, more[0])
-                ev.extend(more[1])
+            got = self._text_returns(Scope(self.index.classes[owner].module, owner, m), steps)
+            if got is not None:  # (a generator, or text that cannot be read, adds nothing)
+                _merge(out, got[0])
+                ev.extend(got[1])
         return out, ev
 
     def _receiver_returns(self, base: tuple, member: str, scope: Scope, steps: int):
@@ -588,18 +584,7 @@ class PassedValues:
     def _calls_at(self, scope: Scope, line: int, base: str | None, name: str) -> list[ast.Call]:
         """The calls of `name` (or `base.name`) on a line of the function `scope` is in."""
         got = self._function_source(scope)
-        if got is None:
-            return []
-        out = []
-        for n in ast.walk(got[1]):
-            if isinstance(n, ast.Call) and n.lineno == line:
-                f = n.func
-                if base is None and isinstance(f, ast.Name) and f.id == name:
-                    out.append(n)
-                elif base is not None and isinstance(f, ast.Attribute) and f.attr == name \
-                        and isinstance(f.value, ast.Name) and f.value.id == base:
-                    out.append(n)
-        return out
+        return calls_on_line(got[1], line, base, name) if got is not None else []
 
     def _calls_by_name(self, name: str, module: str) -> list:
         """Calls of a bare name (`f(...)`, kept among a function's gates) or of a name read off
@@ -865,6 +850,19 @@ def _name_calls(module: str, summary) -> dict[str, list]:
                 seen.add((f[1][1], f[2], call.line))
                 scope = scope or Scope(module, cls, fn)
                 out.setdefault(f[2], []).append((scope, f[1][1], call.line))
+    return out
+
+
+def calls_on_line(node: ast.AST, line: int, base: str | None, name: str) -> list[ast.Call]:
+    """The calls of `name` (or `base.name`) on a line of `node`."""
+    out = []
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and n.lineno == line:
+            f = n.func
+            if (base is None and isinstance(f, ast.Name) and f.id == name) or \
+                    (base is not None and isinstance(f, ast.Attribute) and f.attr == name
+                     and isinstance(f.value, ast.Name) and f.value.id == base):
+                out.append(n)
     return out
 
 

@@ -25,12 +25,14 @@ from typing import TYPE_CHECKING
 from .resolve import Scope
 from .summary import _EXPRESSIONS
 
+from .passed_values import calls_on_line
+
 if TYPE_CHECKING:
     from .passed_values import PassedValues
 
 _TREES = "registries-module-tree"  # the key of a module's parsed text in ModuleFacts.derived
 MAX_STORES = 400  # stores into one table; more: a cache, not a table of choices
-_MUTATORS = {"setdefault", "update", "append", "extend", "add", "insert", "__setitem__"}
+_MUTATORS = {"setdefault", "update", "append", "extend", "add", "insert"}
 _READERS = {"get", "items", "values", "keys", "__contains__", "__getitem__", "copy", "pop"}
 
 
@@ -50,6 +52,7 @@ class Registries:
         self.model = passed.model
         self.index = passed.index
         self._memo: dict[str, list[Entry] | None] = {}
+        self._decorated_memo: dict[str, dict] = {}
 
     # --- the question ----------------------------------------------------------------------------
     def entries(self, qual: str) -> list[Entry] | None:
@@ -67,17 +70,16 @@ class Registries:
         out: list[Entry] = []
         top = Scope(module, None, self.index.modules[module].summary.toplevel)
         defined = False
-        for stmt in tree.body:
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else \
-                [stmt.target] if isinstance(stmt, ast.AnnAssign) and stmt.value is not None else []
-            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
-                if defined:
-                    return None  # bound twice: which one holds is a matter of order
-                defined = True
-                got = _display(stmt.value, top)
-                if got is None:
-                    return None
-                out.extend(got)
+        for stmt in _top_bindings(tree, name):
+            if stmt.value is None:
+                continue  # `TABLE: dict[str, type]`, a declaration: no value
+            if defined:
+                return None  # bound twice: which one holds is a matter of order
+            defined = True
+            got = _display(stmt.value, top)
+            if got is None:
+                return None
+            out.extend(got)
         if not defined:
             return None
         for mod in self._users(module, name):
@@ -102,11 +104,8 @@ class Registries:
         head = name.encode()
         if any(line.startswith(head) and line[len(head):len(head) + 1] in (b" ", b"=", b":") for line in lines):
             tree = self.module_tree(module)
-            for stmt in tree.body if tree is not None else ():
-                targets = stmt.targets if isinstance(stmt, ast.Assign) else \
-                    [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
-                if any(isinstance(t, ast.Name) and t.id == name for t in targets):
-                    return f"{module}.{name}"
+            if tree is not None and _top_bindings(tree, name):
+                return f"{module}.{name}"
         for imp in reversed(self.index.modules[module].summary.imports):
             if imp.local == name and imp.name is not None:
                 target = self.index.find_module(self.index._absolute(module, imp.module, imp.level), module)
@@ -237,19 +236,19 @@ class Registries:
         if len(chain) == 1 and isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
             # A registration function: what each call of it (module level included) passes, and
             # what it decorates where it is used as a decorator.
-            return self._registrations(f"{mod}.{inner.name}", inner, param, position)
+            return self._registrations(f"{mod}.{inner.name}", param, position)
         if len(chain) == 2 and all(isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef)) for c in chain) \
                 and position == 0 and _returns_name(chain[0], inner.name):
-            return [Entry(values=self._decorated(f"{mod}.{chain[0].name}", called=True))]
+            return [Entry(values=self._decorated(f"{mod}.{chain[0].name}"))]
         return None
 
-    def _registrations(self, qual: str, node, param: str, position: int) -> list[Entry] | None:
+    def _registrations(self, qual: str, param: str, position: int) -> list[Entry] | None:
         """What each call of a registration function passes (module level included; evaluated by
         the asker), and what it decorates where it is a decorator."""
         module, _, name = qual.rpartition(".")
         out: list[Entry] = []
         if position == 0:
-            out.append(Entry(values=self._decorated(qual, called=False)))
+            out.append(Entry(values=self._decorated(qual)))
         passed = self.passed
         for cscope, base, line in passed.calls_by_name(name, module):
             sym = self.index.resolve_name(cscope.module, base or name)
@@ -275,21 +274,16 @@ class Registries:
         if scope.fn is not None and scope.fn.name != "<module>":
             return self.passed.calls_at(scope, line, base, name)
         tree = self.module_tree(scope.module)
-        out = []
-        for n in ast.walk(tree) if tree is not None else ():
-            if isinstance(n, ast.Call) and n.lineno == line:
-                f = n.func
-                if (base is None and isinstance(f, ast.Name) and f.id == name) or \
-                        (base is not None and isinstance(f, ast.Attribute) and f.attr == name
-                         and isinstance(f.value, ast.Name) and f.value.id == base):
-                    out.append(n)
-        return out
+        return calls_on_line(tree, line, base, name) if tree is not None else []
 
-    def _decorated(self, qual: str, called: bool) -> dict:
-        """The functions and classes of the tree decorated with `qual` (`@qual(...)` where
-        `called`, else `@qual`), as values: ("fn", function) or ("cls", class)."""
+    def _decorated(self, qual: str) -> dict:
+        """The functions and classes of the tree decorated with `qual` (`@qual` or `@qual(...)`:
+        the summary keeps the decorator's name only), as values: ("fn", function) or ("cls", class)."""
+        if qual in self._decorated_memo:
+            return self._decorated_memo[qual]
         short = qual.rpartition(".")[2]
         out: dict = {}
+        self._decorated_memo[qual] = out
         for m, mod in self.index.modules.items():
             summary = mod.summary
             for kind, table in (("fn", summary.functions), ("cls", summary.classes)):
@@ -321,6 +315,17 @@ class Registries:
             return None
         derived[_TREES] = tree
         return tree
+
+
+def _top_bindings(tree: ast.Module, name: str) -> list:
+    """The module-level statements assigning `name` (`NAME = ...`, `NAME: T = ...`, `NAME: T`)."""
+    out = []
+    for stmt in tree.body:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else \
+            [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            out.append(stmt)
+    return out
 
 
 def _display(node: ast.expr | None, scope: Scope) -> list[Entry] | None:

@@ -81,7 +81,10 @@ def resolve_commit(ref: str, root: str) -> str:
         out = b""
     commit = out.decode("ascii", "replace").strip()
     if not commit:
-        shallow = os.path.exists(os.path.join(root, ".git", "shallow"))
+        try:
+            shallow = _git(["rev-parse", "--is-shallow-repository"], root).strip() == b"true"
+        except RevisionError:
+            shallow = False
         hint = (" This is a shallow clone: fetch the revision first (git fetch --depth=1 origin "
                 f"{ref})." if shallow else " Fetch it first (git fetch origin " + ref + ").")
         raise RevisionError(f"revision {ref!r} is not in this repository.{hint}")
@@ -111,8 +114,8 @@ def snapshot(ref: str, paths: list[str], start: str) -> Snapshot:
     return snap
 
 
-def _entries(commit: str, rels: list[str], root: str) -> list[tuple[str, str, str]]:
-    """(mode, object, path) of every blob under `rels` at `commit`, and the `__init__` files of
+def _entries(commit: str, rels: list[str], root: str) -> list[tuple[str, str, int, str]]:
+    """(mode, object, size, path) of every blob under `rels` at `commit`, and the `__init__` files of
     the folders above them: they make the module names (`sglang/srt` is `sglang.srt` because
     `sglang/__init__.py` is there)."""
     specs: set[str] = set()
@@ -121,15 +124,15 @@ def _entries(commit: str, rels: list[str], root: str) -> list[tuple[str, str, st
         parts = rel.split("/")
         for n in range(1, len(parts)):
             specs |= {"/".join(parts[:n] + [init]) for init in ("__init__.py", "__init__.pyi")}
-    out = _git(["ls-tree", "-r", "-z", "--full-tree", commit, "--", *sorted(specs)], root)
+    out = _git(["ls-tree", "-r", "-z", "-l", "--full-tree", commit, "--", *sorted(specs)], root)
     entries = []
     for record in out.split(b"\0"):
         if not record:
             continue
         meta, _, path = record.partition(b"\t")
-        mode, kind, obj = meta.decode("ascii", "replace").split(" ")
+        mode, kind, obj, size = meta.decode("ascii", "replace").split()
         if kind == "blob":
-            entries.append((mode, obj, os.fsdecode(path)))
+            entries.append((mode, obj, int(size) if size.isdigit() else 0, os.fsdecode(path)))
     return entries
 
 
@@ -140,21 +143,23 @@ def _safe_relative(path: str) -> bool:
 
 
 def _write_tree(snap: Snapshot, commit: str, rels: list[str], root: str) -> None:
-    wanted = []
-    for mode, obj, path in _entries(commit, rels, root):
+    small = []
+    for mode, obj, size, path in _entries(commit, rels, root):
         if not path.endswith((".py", ".pyi")):
             continue
         if mode not in _PLAIN_MODES:
             snap.left_out.append(f"{path} (not a plain file at {snap.ref}: mode {mode})")
         elif not _safe_relative(path):
             snap.left_out.append(f"{path!r} (a name that is not a plain relative path)")
+        elif size > MAX_FILE_BYTES:  # (from ls-tree: never loaded into memory)
+            snap.left_out.append(f"{path} (larger than {MAX_FILE_BYTES} bytes)")
         else:
-            wanted.append((obj, path))
-    if not wanted:
+            small.append((obj, path))
+    if not small:
         return
-    data = _git(["cat-file", "--batch"], root, "".join(f"{obj}\n" for obj, _ in wanted).encode("ascii"))
+    data = _git(["cat-file", "--batch"], root, "".join(f"{obj}\n" for obj, _ in small).encode("ascii"))
     pos = 0
-    for obj, path in wanted:
+    for obj, path in small:
         end = data.index(b"\n", pos)
         header = data[pos:end].decode("ascii", "replace").split(" ")
         if len(header) != 3 or header[1] != "blob":
@@ -162,12 +167,13 @@ def _write_tree(snap: Snapshot, commit: str, rels: list[str], root: str) -> None
         size = int(header[2])
         body = data[end + 1:end + 1 + size]
         pos = end + 1 + size + 1
-        if size > MAX_FILE_BYTES:
-            snap.left_out.append(f"{path} (larger than {MAX_FILE_BYTES} bytes)")
-            continue
         target = os.path.join(snap.folder, *path.split("/"))
-        os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        try:
+            os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        except OSError as exc:  # `a.py` a file and `a.py/b.py` too, and the like
+            snap.left_out.append(f"{path} ({exc.strerror or exc})")
+            continue
         with os.fdopen(fd, "wb") as fh:
             fh.write(body)
         snap.files += 1

@@ -176,3 +176,17 @@ def test_release_pair_new_findings_are_the_new_identities(tmp_path):
     _, by_revision = report(repo, "--new-since", "HEAD", "sglang/srt")
     for doc in (by_baseline, by_revision):
         assert {key(f) for f in doc["findings"]} == NEW_IN_0_5_16
+
+
+def test_a_revision_with_braces_and_a_file_too_large_to_read(repo):
+    """`HEAD@{1}` is the user's text, never a format string; a blob larger than the engine reads is
+    left out by its size, with a note, before anything is loaded."""
+    from attn_lint.linter.discover import MAX_FILE_BYTES
+    (repo / "serving" / "huge.py").write_bytes(b"#" * (MAX_FILE_BYTES + 1) + b"\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "two")
+    proc = lint(repo, "--new-since", "HEAD@{1}", "--ignore-file-errors", ".")
+    assert proc.returncode == 0, proc.stderr
+    assert "already at HEAD@{1}" in proc.stderr
+    proc = lint(repo, "--new-since", "HEAD", "--ignore-file-errors", ".")
+    assert f"left out serving/huge.py (larger than {MAX_FILE_BYTES} bytes)" in proc.stderr

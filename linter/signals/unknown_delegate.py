@@ -40,15 +40,14 @@ class UnknownDelegate(Signal):
         if _built(model, w, p.impl, memo, 0):
             return None
         entry = ctx.index.classes[w.qual]
-        attrs = ", ".join(f"`self.{d.attr}`" for d in w.delegates
-                          if p.impl in model.implementations(d.types, leaves_only=False, exact=d.exact))
+        attrs = ", ".join(f"`self.{d.attr}`" for d in model.delegates_holding(w, p.impl))
         return Reason(self.name, "lower", entry.file.display, entry.info.line,
                       f"no path of the code puts `{short(p.impl)}` into {attrs or 'its delegates'} of "
                       f"`{entry.info.name}`: only a declared type allows it")
 
 
 def _built(model, w, impl: str, memo: dict, depth: int) -> bool:
-    holding = [d for d in w.delegates if impl in model.implementations(d.types, leaves_only=False, exact=d.exact)]
+    holding = model.delegates_holding(w, impl)
     if not holding:
         return depth == 0  # the pairing is reached some other way: not this signal's question
     for d in holding:

@@ -66,8 +66,7 @@ def _attrs_holding(ctx: "Context", p: Pairing) -> list[str]:
     w = model.wrappers.get(p.wrapper)
     if w is None:
         return []
-    return [d.attr for d in w.delegates
-            if p.impl in model.implementations(d.types, leaves_only=False, exact=d.exact)]
+    return [d.attr for d in model.delegates_holding(w, p.impl)]
 
 
 def _unpassed(ctx: "Context", qual: str, attr: str) -> tuple["FunctionInfo", "Param", str] | None:
