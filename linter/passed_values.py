@@ -23,7 +23,7 @@ override) gives no class: what out-of-tree code returns is not one of the tree's
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .source_lines import SourceLines
 from .facts import scopes_of
@@ -50,6 +50,18 @@ OUTSIDE = ("outside",)
 # Values calling which says what is built: a class, a function (`("fn", qual)`), a callable made
 # in place (`("ret", what it returns)`), a bound method (`("bound", class, name)`), and OUTSIDE.
 _CALLABLE = ("cls", "fn", "ret", "bound", "outside")
+
+
+
+class Caller(NamedTuple):
+    """One call the tree shows of a function, its arguments bound as `_bound_arguments` binds them."""
+    scope: Scope  # the calling function, its text read again
+    args: tuple  # positional refs (None: starred or unreadable)
+    kwargs: dict  # keyword -> ref
+    line: int  # where the evidence points
+    label: str  # how the evidence names the call
+    node: ast.Call | None  # the call itself, where its text was found
+
 
 # A traced value: element -> whether it is exactly that class. Elements as the resolver's:
 # "pkg.Cls" an instance, ("cls", "pkg.Cls") the class object. None: unknown.
@@ -446,7 +458,7 @@ class PassedValues:
             next(i for i, p in enumerate(fn.params) if p.name == param.name) - implicit
         out: dict = {}
         ev: list = []
-        for cscope, args, kwargs, line, label in callers:
+        for cscope, args, kwargs, line, label, _ in callers:
             if param.name in kwargs:
                 given = kwargs[param.name]
             elif position is not None and position < len(args):
@@ -505,9 +517,8 @@ class PassedValues:
             return not self.model.value_uses.function(scope.module, fn.name)
         return not self.model.member_calls.get(fn.name) and not self.model.value_uses.method(fn.name)
 
-    def _callers(self, scope: Scope) -> list | None:
-        """(caller scope, positional refs, {keyword: ref}, line, label) for every call the tree
-        shows of the function `scope` is in; None where they cannot all be known."""
+    def _callers(self, scope: Scope) -> list[Caller] | None:
+        """Every call the tree shows of the function `scope` is in; None where they cannot all be known."""
         fn = scope.fn
         if fn.name == "__init__" and scope.cls:
             calls = self.model.init_calls(scope.cls)
@@ -516,8 +527,8 @@ class PassedValues:
             out = []
             for cscope, construction, label in calls:
                 full = self._full_scope(cscope)
-                args, kwargs = self._construction_arguments(cscope, full, construction)
-                out.append((full, args, dict(kwargs), full.fn.line, label))
+                args, kwargs, node = self._construction_arguments(cscope, full, construction)
+                out.append(Caller(full, args, dict(kwargs), full.fn.line, label, node))
             return out
         if not scope.cls and fn.name != "<module>":
             return self._function_callers(scope)
@@ -545,12 +556,12 @@ class PassedValues:
             args = tuple(None if isinstance(a, ast.Starred) else _argument_ref(a) for a in node.args)
             kwargs = tuple((kw.arg, _argument_ref(kw.value)) for kw in node.keywords if kw.arg)
             args, kwargs = self._bound_arguments(full, node, args, kwargs)
-            out.append((full, args, dict(kwargs), call.line, f"{fn.name}(...)"))
+            out.append(Caller(full, args, dict(kwargs), call.line, f"{fn.name}(...)", node))
             if len(out) > MAX_CALLERS:
                 return None
         return out
 
-    def _function_callers(self, scope: Scope) -> list | None:
+    def _function_callers(self, scope: Scope) -> list[Caller] | None:
         """The calls of a module-level function, by its name or through its module
         (`helpers.prepare(...)`); None where some may be unseen: the function is used as a value
         (handed on, stored, aliased), a call is made from module level or spreads `*args` /
@@ -576,7 +587,7 @@ class PassedValues:
                 args = tuple(_EXPRESSIONS.ref(a) for a in node.args)
                 kwargs = tuple((kw.arg, _EXPRESSIONS.ref(kw.value)) for kw in node.keywords)
                 args, kwargs = self._bound_arguments(full, node, args, kwargs)
-                out.append((full, args, dict(kwargs), line, f"{fn.name}(...)"))
+                out.append(Caller(full, args, dict(kwargs), line, f"{fn.name}(...)", node))
             if len(out) > MAX_CALLERS:
                 return None
         return out
@@ -707,16 +718,17 @@ class PassedValues:
                 return n
         return None  # `if True:` keeps columns as they were: a miss means the file changed
 
-    def _construction_arguments(self, scope: Scope, full: Scope, construction: tuple) -> tuple[tuple, tuple]:
-        """A construction's arguments as `_bound_arguments` binds them, its call found in the text
-        read again by its place among the function's constructions."""
+    def _construction_arguments(self, scope: Scope, full: Scope, construction: tuple) -> tuple[tuple, tuple, ast.Call | None]:
+        """A construction's arguments as `_bound_arguments` binds them, and its call, found in the
+        text read again by its place among the function's constructions."""
         _, args, kwargs, _ = construction
         walker = self._walker(full)
         index = next((i for i, c in enumerate(scope.fn.constructions) if c is construction), None)
         if walker is None or index is None or index >= len(walker.constructions) \
                 or walker.constructions[index][0] != construction[0]:
-            return args, kwargs  # (the file changed since it was summarised)
-        return self._bound_arguments(full, walker.construction_calls[index], args, kwargs)
+            return args, kwargs, None  # (the file changed since it was summarised)
+        node = walker.construction_calls[index]
+        return (*self._bound_arguments(full, node, args, kwargs), node)
 
     def _bound_arguments(self, scope: Scope, node: ast.Call, args: tuple, kwargs: tuple) -> tuple[tuple, tuple]:
         """The refs of a call's arguments, each local bound to the bindings of it that reach the
