@@ -458,7 +458,7 @@ class PassedValues:
             next(i for i, p in enumerate(fn.params) if p.name == param.name) - implicit
         out: dict = {}
         ev: list = []
-        for cscope, args, kwargs, line, label, _ in callers:
+        for cscope, args, kwargs, line, label, call in callers:
             if param.name in kwargs:
                 given = kwargs[param.name]
             elif position is not None and position < len(args):
@@ -466,7 +466,7 @@ class PassedValues:
                 if any(a is None for a in args[:position + 1]):
                     return None  # a starred or unreadable argument before it
             else:
-                if not self._splats_cannot_carry(cscope, param.name, position is not None):
+                if not self._splats_cannot_carry(cscope, param.name, position is not None, call):
                     return None
                 if param.annotation is not None and param.annotation[0] == "tdefault":
                     sym = self.index.resolve_name(scope.module, param.annotation[1][1])
@@ -528,7 +528,8 @@ class PassedValues:
             for cscope, construction, label in calls:
                 full = self._full_scope(cscope)
                 args, kwargs, node = self._construction_arguments(cscope, full, construction)
-                out.append(Caller(full, args, dict(kwargs), full.fn.line, label, node))
+                line = node.lineno if node is not None else full.fn.line
+                out.append(Caller(full, args, dict(kwargs), line, label, node))
             return out
         if not scope.cls and fn.name != "<module>":
             return self._function_callers(scope)
@@ -752,16 +753,17 @@ class PassedValues:
             return None
         return self.model.facts[scope.module].derived[_WALKS][(scope.module, scope.fn.line, scope.fn.name)]
 
-    def _splats_cannot_carry(self, scope: Scope, name: str, positional: bool) -> bool:
-        """No `*args` (for a parameter that can be passed by position) and no `**mapping` in the
-        calling function can carry `name`: every mapping splatted is a local built from dict
-        displays, `.update(k=...)` and `m["k"] = ...` with constant keys, none of them `name`."""
+    def _splats_cannot_carry(self, scope: Scope, name: str, positional: bool, call: ast.Call | None) -> bool:
+        """No `*args` (for a parameter that can be passed by position) and no `**mapping` of the
+        call can carry `name`: every mapping it splats is a local of the calling function built
+        from dict displays, `.update(k=...)` and `m["k"] = ...` with constant keys, none of them
+        `name`. Without the call itself, every call of the function is held to that."""
         got = self._function_source(scope)
         if got is None:
             return False
         node = got[1]
         splatted: set[str] = set()
-        for n in ast.walk(node):
+        for n in ast.walk(node) if call is None else (call,):
             if isinstance(n, ast.Call):
                 if positional and any(isinstance(a, ast.Starred) for a in n.args):
                     return False

@@ -78,6 +78,30 @@ def test_a_splat_that_may_carry_the_parameter_keeps_the_wide_answer(tmp_path):
     assert _al001(root) == [("HybridCache", "prefetch")]
 
 
+def _build_plain(tmp_path, call: str):
+    return _tree(tmp_path, {"builder.py": ("    def build_split(self):",
+                                           "    def build_plain(self, options):\n"
+                                           "        self.log(**options)\n"
+                                           f"        return {call}\n\n"
+                                           "    def log(self, **fields):\n"
+                                           "        print(fields)\n\n"
+                                           "    def build_split(self):")})
+
+
+def test_a_splat_in_another_call_of_the_builder_does_not_reach_the_construction(tmp_path):
+    """`HybridCache(8)` takes its parameter's default: an unknown mapping splatted into another
+    call of the same function (`self.log(**options)`) cannot carry `inner_cls` to it."""
+    root = _build_plain(tmp_path, "HybridCache(8)")
+    assert _delegate(root) == (["LatentCache", "PlainCache"], ["LatentCache", "PlainCache"])
+    assert _al001(root) == []
+
+
+def test_a_splat_into_the_construction_itself_keeps_the_wide_answer(tmp_path):
+    root = _build_plain(tmp_path, "HybridCache(8, **options)")
+    assert _delegate(root)[1] == []
+    assert _al001(root) == [("HybridCache", "prefetch")]
+
+
 def test_a_platform_hook_returning_a_class_in_the_tree_is_followed(tmp_path):
     # The hook's in-tree body returns a class: it is what `_pick` can give, not an unknown.
     root = _tree(tmp_path, {"platform.py": ("        return None",
