@@ -80,6 +80,120 @@ class FastKernel(Kernel):
     assert f.confidence_reasons[0].path.endswith("pkg/kernels.py")
 
 
+_VERIFYING = '''
+class VerifyingKernel(Kernel):
+    supports_packed = True
+
+    def decode(self, x):
+        return x + 1
+
+    def extend(self, x):
+        return x + 2
+
+    def verify(self, x):
+        return x + 3
+'''
+
+_FALLING_BACK = '''
+class FastKernel(Kernel):
+    def __init__(self):
+        self._fallback = VerifyingKernel()
+        self._decode_fn = make_decode()
+
+    def decode(self, x):
+        if x % 32:
+            return self._fallback.decode(x)
+        out = self._decode_fn(x)
+        return out.view(x)
+
+    def extend(self, x):
+        return x - 2
+
+    def verify(self, x):
+        if x % 32:
+            return self._fallback.verify(x)
+        return self._decode_fn(x)
+'''
+
+# Leaves elsewhere in the family doing only `decode` and `extend`: nothing to do with the pairing.
+_PREFILL_ONLY = "".join(f'''
+class Other{i}Kernel(Kernel):
+    def decode(self, x):
+        return x * {i}
+
+    def extend(self, x):
+        return x * {i + 1}
+''' for i in range(3))
+
+
+def test_the_role_is_read_from_the_pairings_own_classes_not_the_familys_majority(tmp_path):
+    """`FastKernel` does `decode` and `verify` itself and falls back on its helper for
+    misaligned inputs; it does `extend` itself. Which operations count is what the paired
+    implementation does (`decode`, `extend`, `verify`), so classes joining the family elsewhere
+    do not turn it from an implementation into a wrapper or back (they used to: a vote over every
+    leaf put `verify` in or out)."""
+    family = _FAMILY.replace("class TritonKernel", "    @abstractmethod\n    def verify(self, x):\n        ...\n\n"
+                             "class TritonKernel", 1)
+    tiers = []
+    for extra in ("", _PREFILL_ONLY):
+        root = tmp_path / f"tree{len(tiers)}"
+        write_tree(root, {"pkg/__init__.py": "", "pkg/dispatch.py": _PROBE, "pkg/kernels.py":
+                          "def make_decode():\n    return abs\n" + family + _VERIFYING + _FALLING_BACK + extra})
+        found = {(f.class_name.rsplit(".", 1)[-1], f.member): f for f in lint(root).findings}
+        f = found[("FastKernel", "supports_packed")]
+        tiers.append(f.confidence)
+        (note,) = _role_notes(f)
+        assert "does `decode`, `extend`, `verify` itself" in note, note
+    assert tiers == ["low", "low"]
+
+
+def test_a_wrapper_handing_on_the_delegates_result_in_every_return_stays(tmp_path):
+    """Returning what the delegate gives (or a parameter, on an early exit) is forwarding; only
+    a method that returns its own computed value on another path falls back on the delegate."""
+    found = _findings(tmp_path, '''
+class GuardedKernel(Kernel):
+    def __init__(self, inner: Kernel):
+        self.inner = inner
+
+    def decode(self, x):
+        if not x:
+            return x
+        return self.inner.decode(x)
+
+    def extend(self, x):
+        out = self.inner.extend(x)
+        return out
+''')
+    f = found[("GuardedKernel", "supports_packed")]
+    assert f.confidence == "medium"
+    assert _role_notes(f) == []
+
+
+def test_a_method_of_another_held_object_is_not_the_wrappers_own_work(tmp_path):
+    """`self.spare.decode(x)`, on an object the code does not type: the work of what it holds,
+    not a value the wrapper computed, so `decode` is still handed on."""
+    found = _findings(tmp_path, '''
+def make_spare():
+    return object()
+
+class SplitKernel(Kernel):
+    def __init__(self, inner: Kernel):
+        self.inner = inner
+        self.spare = make_spare()
+
+    def decode(self, x):
+        if x:
+            return self.inner.decode(x)
+        return self.spare.decode(x)
+
+    def extend(self, x):
+        return self.inner.extend(x)
+''')
+    f = found[("SplitKernel", "supports_packed")]
+    assert f.confidence == "medium"
+    assert _role_notes(f) == []
+
+
 def test_a_class_handing_its_helper_none_of_the_operations_is_not_its_wrapper(tmp_path):
     found = _findings(tmp_path, '''
 class LoadingKernel(Kernel):

@@ -2,11 +2,13 @@
 
 A class wraps a family when it hands the family's own operations to the delegate holding the
 implementation: the members the family's root declares without implementing (`@abstractmethod`,
-`raise NotImplementedError`) and most leaf implementations implement (`forward`, `decode`, ...).
+`raise NotImplementedError`) that the paired implementation does (`forward`, `decode`, ...).
 A class that keeps a member of its family only as a helper (something it uses while loading, a
 fallback for misaligned inputs) hands it none of them, or does more of them itself than it hands
-over: it is an implementation in its own right, and a probe of it answers for it, not for its
-helper.
+over (an operation returning the helper's answer on one path and its own on another does it
+itself): it is an implementation in its own right, and a probe of it answers for it, not for its
+helper. Only the pairing's own two classes are read, so a class joining the family elsewhere
+never changes the answer.
 
 An abstract class (an `@abstractmethod` nothing in its MRO implements, or a `raise
 NotImplementedError` placeholder it declares and a subclass implements) is never the object at a
@@ -38,7 +40,7 @@ class _Roles:
         self.index = ctx.index
         self.model = ctx.model
         self._abstract: dict[str, tuple[str, "FunctionInfo"] | None] = {}
-        self._core: dict[str, frozenset[str]] = {}
+        self._declared: dict[str, frozenset[str]] = {}
         self._reach: dict[tuple[str, str], frozenset[str]] = {}
 
     # --- abstract classes ----------------------------------------------------------------------
@@ -67,30 +69,24 @@ class _Roles:
         return hit is not None and hit[0] != root and not _unimplemented(hit[1])
 
     # --- the family's own operations -----------------------------------------------------------
-    def core(self, root: str) -> frozenset[str]:
-        """Members the root declares without implementing (abstract, NotImplementedError) and
-        at least half of the family's leaf implementations implement: what an implementation
-        of the family does. Half, not all: a prefill-only kernel raises NotImplementedError for
-        decode and is still an implementation."""
-        hit = self._core.get(root)
-        if hit is not None:
-            return hit
-        index, wrappers = self.index, self.model.wrappers
-        leaves = [d for d in index.descendants(root)
-                  if not index.subclasses.get(d) and d not in wrappers and self.abstract(d) is None]
-        declared = [name for name, fn in index.classes[root].info.methods.items()
-                    if not name.startswith("__") and fn.kind == "method" and _unimplemented(fn)]
-        hit = self._core[root] = frozenset(
-            name for name in declared
-            if leaves and 2 * sum(self._implements(leaf, name, root) for leaf in leaves) >= len(leaves))
+    def declared(self, root: str) -> frozenset[str]:
+        """Members the root declares without implementing (abstract, NotImplementedError)."""
+        hit = self._declared.get(root)
+        if hit is None:
+            hit = self._declared[root] = frozenset(
+                name for name, fn in self.index.classes[root].info.methods.items()
+                if not name.startswith("__") and fn.kind == "method" and _unimplemented(fn))
         return hit
 
-    def core_of(self, a: str, b: str) -> tuple[frozenset[str], frozenset[str]]:
-        """(the roots two classes share, the operations of those families)."""
-        shared = self.model.family_members.get(a, frozenset()) & self.model.family_members.get(b, frozenset())
+    def core_of(self, a: str, impl: str) -> tuple[frozenset[str], frozenset[str]]:
+        """(the roots a class and an implementation share, the operations of those families that
+        the implementation does): what the pairing's own two classes say, so a class joining or
+        leaving the family elsewhere changes nothing here. Those `impl` leaves unimplemented (a
+        prefill-only kernel's decode) are not its operations."""
+        shared = self.model.family_members.get(a, frozenset()) & self.model.family_members.get(impl, frozenset())
         ops: set[str] = set()
         for root in shared:
-            ops |= self.core(root)
+            ops |= {name for name in self.declared(root) if self._implements(impl, name, root)}
         return shared, frozenset(ops)
 
     # --- what a wrapper's operations reach ------------------------------------------------------
@@ -143,15 +139,34 @@ class _Roles:
         return set()
 
     def handed(self, wq: str, ops: frozenset[str]) -> set[str]:
-        """The operations `wq` hands to some delegate (by name anywhere, or from its own method)."""
+        """The operations `wq` hands to some delegate (by name anywhere, or from its own method),
+        less those it only falls back on (`mixed`)."""
         by_name: set[str] = set()
         for d in self.model.wrappers[wq].delegates:
             by_name |= self.model.forwarded_to(wq, d.attr).keys()
-        return {op for op in ops if op in by_name or self.reached(wq, op)}
+        return {op for op in ops if (op in by_name or self.reached(wq, op)) and not self.mixed(wq, op)}
+
+    def mixed(self, wq: str, op: str) -> bool:
+        """`wq`'s `op` returns what a delegate gives on one path and a value it computed without
+        one on another: the delegate is a fallback (`if not aligned: return
+        self.fallback.decode(...)` then `return out.view(...)`), the class does the operation."""
+        found = self.index.method(wq, op)
+        if found is None or found[0] != wq or not found[1].params:
+            return False
+        fn = found[1]
+        if not self.reached(wq, op):
+            return False
+        names = _DelegatesAndMethods(self.index, wq, frozenset(d.attr for d in self.model.wrappers[wq].delegates))
+        me = fn.params[0].name
+        # Both shapes in one method's returns: one hands back what a delegate gives, another what
+        # the method computed. (A single return wrapping a delegate's result, `Out(x)`, is not
+        # told from own work: refs keep no call arguments, so it is not counted.)
+        return any(_reads(r, fn, me, names) for r in fn.return_values) and \
+            any(_computed_without(r, fn, me, names) for r in fn.return_values)
 
     def does_itself(self, wq: str, ops: frozenset[str], roots: frozenset[str]) -> list[tuple[str, str, "FunctionInfo"]]:
         """(op, owner, method) of the operations `wq` implements with a body of its own (not a
-        constant) that reaches none of its delegates."""
+        constant) that reaches none of its delegates, or reaches one only as a fallback."""
         out = []
         handed = self.handed(wq, ops)
         for op in sorted(ops - handed):
@@ -161,12 +176,64 @@ class _Roles:
         return out
 
 
+class _DelegatesAndMethods:
+    """`in`: a name read off `self` that is one of the wrapper's delegates or one of its methods."""
+
+    def __init__(self, index, wq: str, attrs: frozenset[str]):
+        self.index, self.wq, self.attrs = index, wq, attrs
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.attrs or self.index.method(self.wq, name) is not None
+
+
+def _reads(ref, fn: "FunctionInfo", me: str, names, depth: int = 0) -> bool:
+    """The expression reads `self.<n>` for some `n` in `names` somewhere in it (through locals)."""
+    if not isinstance(ref, tuple) or depth > 8:
+        return False
+    if len(ref) == 3 and ref[0] == "attr" and ref[1] == ("name", me) and ref[2] in names:
+        return True
+    if len(ref) == 2 and ref[0] == "name" and isinstance(ref[1], str):
+        return any(_reads(v, fn, me, names, depth + 1) for v in fn.locals.get(ref[1], ()))
+    return any(_reads(part, fn, me, names, depth + 1) for part in ref[1:])
+
+
+def _held(ref, fn: "FunctionInfo", me: str, depth: int = 0) -> bool:
+    """The expression is an attribute of `self` (`self.pool`, or a local bound to one)."""
+    if ref is None or depth > 4:
+        return False
+    if ref[0] == "attr" and ref[1] == ("name", me):
+        return True
+    if ref[0] == "name" and ref[1] != me:
+        return any(_held(v, fn, me, depth + 1) for v in fn.locals.get(ref[1], ()))
+    return False
+
+
+def _computed_without(ref, fn: "FunctionInfo", me: str, names, depth: int = 0) -> bool:
+    """A returned value the method computed itself: a call reading neither a delegate nor a
+    method of its own (which may hand on to one) nor made on an object it holds, e.g. of a
+    kernel function it holds. Not a parameter handed back."""
+    if ref is None or depth > 4 or _reads(ref, fn, me, names):
+        return False
+    if ref[0] == "call":
+        func = ref[1]
+        # `self.pool.get(...)`: a method of an object it holds is that object's work (a delegate
+        # the model did not see as one), not the method's own.
+        return func is not None and not (func[0] == "attr" and _held(func[1], fn, me))
+    if ref[0] == "name" and ref[1] in fn.locals and ref[1] != me:
+        values = fn.locals[ref[1]]
+        return bool(values) and all(_computed_without(v, fn, me, names, depth + 1) for v in values)
+    if ref[0] in ("attr", "sub"):
+        return _computed_without(ref[1], fn, me, names, depth + 1)
+    return False
+
+
 class WrapperRole(Signal):
     name = "wrapper-role"
     doc = ("A wrapper is a class that hands its family's own operations (what the root declares "
-           "without implementing and most implementations implement) to the delegate holding the "
+           "without implementing and the paired implementation does) to the delegate holding the "
            "implementation; a class that hands that delegate none of them, or does more of them "
-           "itself than it hands over, keeps it as a helper: it is an implementation, and its probes "
+           "itself than it hands over (falling back on the delegate on one path counts as doing it "
+           "itself), keeps it as a helper: it is an implementation, and its probes "
            "answer for it. An abstract class (an unimplemented `@abstractmethod`, or a `raise "
            "NotImplementedError` placeholder it declares and a subclass implements) is never the "
            "object at a site: pairings with an abstract implementation cannot run, and a claim about "
