@@ -28,7 +28,8 @@ import zipfile
 
 SGLANG = "0.5.23"
 FLOOR_AST = "import ast,sys\nfor p in sys.argv[1:]:\n    ast.parse(open(p,'rb').read())\n"
-FLOOR_LIBCST = ("import libcst,sys\nfor p in sys.argv[1:]:\n    try:\n        libcst.parse_module(open(p,'rb').read())\n"
+FLOOR_LIBCST = ("import libcst,sys\nfor p in sys.argv[1:]:\n    try:\n"
+                "        libcst.parse_module(open(p,'rb').read())\n"
                 "    except Exception:\n        pass\n")
 
 
@@ -261,7 +262,7 @@ def scaling(tree: str, runs: int) -> list[dict]:
             if os.path.exists(init) and "__init__.py" not in names:
                 os.symlink(init, os.path.join(d, "__init__.py"))
 
-        def cold():
+        def cold(tmp=tmp):
             cache = tempfile.mkdtemp(prefix="al-cold-")
             try:
                 return measure(lint(os.path.join(tmp, os.path.basename(tree)), cache))

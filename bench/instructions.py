@@ -31,8 +31,7 @@ _CHECKOUT = os.path.dirname(_HERE)
 
 def _child(tree: str, step: int, part: str, measured: bool) -> None:
     sys.path.insert(0, _HERE)
-    import bench  # noqa: E402  (bench/bench.py: the same file list as the benchmark)
-
+    import bench
     from attn_lint.linter import facts, summary
     from attn_lint.linter.codec import Parsed, decode_own, encode_parsed
     gc.disable()

@@ -18,12 +18,14 @@ def main(path: str) -> int:
         if v is None:
             continue
         g = v.get("gpu")
-        gpu = g if isinstance(g, str) or g is None else f"{g.get('verdict')}: {g.get('detail')} [{g.get('backend_hook')}]"
+        gpu = g if isinstance(g, str) or g is None else \
+            f"{g.get('verdict')}: {g.get('detail')} [{g.get('backend_hook')}]"
         print(f"{f['code']} {f['class'].rsplit('.', 1)[-1]}.{f['member']} ({f['confidence']}): {v['verdict']}"
               f"{' (confirmed)' if v.get('confirmed') else ''}\n    detail: {v['detail'][:600]}"
               + (f"\n    gpu: {gpu}" if gpu else ""))
     for c in doc["stats"].get("gpu_controls", []):
-        print(f"control {c['wrapper'].rsplit('.', 1)[-1]}.{c['member']} <- {c['signature']}: {c['verdict']}: {c['detail']}")
+        wrapper = c["wrapper"].rsplit(".", 1)[-1]
+        print(f"control {wrapper}.{c['member']} <- {c['signature']}: {c['verdict']}: {c['detail']}")
     print("counts:", json.dumps(doc["stats"].get("verification")))
     return 0
 

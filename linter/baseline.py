@@ -19,10 +19,10 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .userfiles import Refused, output_target, read_regular, replace_file
 from .discover import path_within
 from .findings import Finding, unlabelled
 from .identity import identity
+from .userfiles import Refused, output_target, read_regular, replace_file
 
 BASELINE_VERSION = 2
 READABLE_VERSIONS = (1, 2)

@@ -10,7 +10,8 @@ in a section of their own, and never fail a run.
 
 The flow of `check` is: `resolve` (defaults < pyproject.toml < flags) -> `analyse` (engine) ->
 `postprocess` (severity overrides, suppressions, per-file-ignores, changed-files filter, baseline,
-then the split into reported and latent findings; the one place the Result changes before output) -> optional fix -> `emit` (formatters).
+then the split into reported and latent findings; the one place the Result changes before output)
+-> optional fix -> `emit` (formatters).
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ class RunOptions:
     # --- runtime verification (issue 4) ---
     verify: bool = False  # --verify: replay findings on the real classes (CPU)
     verify_gpu: bool = False  # --verify-on-gpu: and the FlashInfer smoke test
-    verify_time_limit: float = DEFAULT_TASK_TIME_LIMIT  # --verify-time-limit: wall-clock seconds per finding's child process
+    verify_time_limit: float = DEFAULT_TASK_TIME_LIMIT  # --verify-time-limit: seconds per finding's child process
     verify_memory_limit: int | None = DEFAULT_MEMORY_LIMIT  # --verify-memory-limit in bytes (None: none)
     verification: dict | None = None  # {Finding: Verification}, set by run()
     gpu_problem: str | None = None  # why the GPU smoke test could not run
@@ -164,27 +165,28 @@ class RunOptions:
 # --- runtime verification (issue 4) ---
 @click.option("--verify", "verify", is_flag=True,
               help="Check each AL001/AL002/AL003 finding on the real code (CPU): the static fact (attribute-hidden, "
-                   "call-rejected, noop-reached, placeholder-reached), then the pairing through the code's own construction path "
-                   "(pairing-reproduced: confirmed), or not-reproduced / unverifiable.")
+                   "call-rejected, noop-reached, placeholder-reached), then the pairing through the code's own "
+                   "construction path (pairing-reproduced: confirmed), or not-reproduced / unverifiable.")
 @click.option("--verify-on-gpu", "verify_gpu", is_flag=True,
               help="--verify, plus a FlashInfer prefill smoke test for findings whose hook plans FlashInfer "
                    "(consequence-reproduced: confirmed) "
                    "(needs a CUDA GPU, torch and flashinfer: pip install 'attn-lint[gpu]'; exit 2 without them).")
-@click.option("--verify-time-limit", "verify_time_limit", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TASK_TIME_LIMIT,
-              show_default=True, metavar="SECONDS",
+@click.option("--verify-time-limit", "verify_time_limit", type=click.FloatRange(min=0, min_open=True),
+              default=DEFAULT_TASK_TIME_LIMIT, show_default=True, metavar="SECONDS",
               help="--verify runs your code in child processes: the wall-clock limit per finding, after which "
                    "its process group is killed and the finding is unverifiable (a GPU step gets 300 s more).")
 @click.option("--verify-memory-limit", "verify_memory_limit", default=size_text(DEFAULT_MEMORY_LIMIT).replace(" ", ""),
-              show_default=True, metavar="SIZE", callback=lambda ctx, param, value: parse_size(value, click.BadParameter),
+              show_default=True, metavar="SIZE",
+              callback=lambda ctx, param, value: parse_size(value, click.BadParameter),
               help="--verify's memory limit per child process: its address space (not for --verify-on-gpu, as CUDA "
                    "reserves far more than it uses) and, on Linux, the resident memory of all its processes; past "
                    "it the finding is unverifiable. 4G, 512M, 8GiB, a number of bytes, or none.")
 # --- end runtime verification ---
 @click.version_option(__version__, prog_name="attn-lint")
 def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_astroid, server, config_file, isolated,
-          show_settings, statistics, verbose, show_latent, report_unused, baseline, write_baseline, changed_files, fix, diff, debug,
-          new_since=None, show_fixed=False, ignore_file_errors=False, verify=False, verify_gpu=False, verify_time_limit=DEFAULT_TASK_TIME_LIMIT,
-          verify_memory_limit=DEFAULT_MEMORY_LIMIT):
+          show_settings, statistics, verbose, show_latent, report_unused, baseline, write_baseline, changed_files, fix,
+          diff, debug, new_since=None, show_fixed=False, ignore_file_errors=False, verify=False, verify_gpu=False,
+          verify_time_limit=DEFAULT_TASK_TIME_LIMIT, verify_memory_limit=DEFAULT_MEMORY_LIMIT):
     """Find backend interface drift in PATHS (files or folders; default: `src` from pyproject.toml, or the
     project root).
 
@@ -633,8 +635,8 @@ def emit(result: Result, resolved: Resolved, opts: RunOptions) -> None:
         click.echo(f"attn-lint: {len(result.fixed)} finding(s) of {printable(opts.new_since)} fixed since", err=True)
     # --- runtime verification (issue 4): the verdict table after the report (stderr for machine formats) ---
     if opts.verification is not None and fmt != "json":
-        from .report.text import make_console
         from ..runtime_check.verify import render_table
+        from .report.text import make_console
         render_table(opts.verification, make_console(None if fmt == "text" else sys.stderr))
     # --- end runtime verification ---
 

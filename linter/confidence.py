@@ -19,8 +19,9 @@ Nothing here knows any engine's names: signals read code structure.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, ClassVar, Iterable, Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 from .findings import Reason
 
@@ -41,7 +42,7 @@ class Pairing:
     wrapper: str | None  # the wrapper (or class holding the receiver) the claim is about
     impl: str  # a concrete class the delegate (or receiver) can hold
     member: str
-    site: "Site"  # where the hook is probed or the call is made
+    site: Site  # where the hook is probed or the call is made
     line: int
     kind: str  # "probe" | "call"
     receiver: tuple | None = None  # the receiver's ref at the site, as the summary recorded it
@@ -57,11 +58,11 @@ class Signal:
     # it while the workers still parse, where it costs half what it costs after the parse.
     per_module: ClassVar[tuple[str, Callable] | None] = None
 
-    def rule_out(self, ctx: "Context", p: Pairing) -> Reason | None:
+    def rule_out(self, ctx: Context, p: Pairing) -> Reason | None:
         """A reason this pairing can never run, or None."""
         return None
 
-    def support(self, ctx: "Context", p: Pairing) -> Reason | None:
+    def support(self, ctx: Context, p: Pairing) -> Reason | None:
         """Positive evidence that this pairing runs, or None."""
         return None
 
@@ -74,7 +75,7 @@ class Assessment:
     dead: tuple[tuple[Pairing, Reason], ...]
 
 
-def assess(ctx: "Context", pairings: Sequence[Pairing], signals: Iterable[Signal] | None = None) -> Assessment:
+def assess(ctx: Context, pairings: Sequence[Pairing], signals: Iterable[Signal] | None = None) -> Assessment:
     if signals is None:
         from .signals import active_signals
         signals = active_signals()

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 from . import facts as module_facts
 from .facts import Site
-from .findings import Evidence
 from .families import FamilyModel
+from .findings import Evidence
 from .index import TreeIndex
 from .resolve import NOTHING, Resolution, Resolver
 from .summary import CallSite, Probe
@@ -31,7 +31,7 @@ class Context:
     self_attr_calls: dict[str, list[tuple[Site, CallSite, tuple]]] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, index: TreeIndex, fallback=None) -> "Context":
+    def build(cls, index: TreeIndex, fallback=None) -> Context:
         facts = {mod.name: module_facts.facts_of(mod.name, mod.file.display, mod.summary)
                  for mod in index.modules.values()}
         resolver = Resolver(index)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import io
-import errno
 import os
 import stat
 import time

@@ -15,8 +15,8 @@ from .cache import SUMMARY_KEY, TOOL_KEY, Cache, content_hash, default_cache_dir
 from .codec import Parsed as _Parsed
 from .codec import decode_own
 from .discover import MAX_FILE_BYTES, SourceFile, discover, open_source
-from .identity import identified
 from .findings import FileError, Finding
+from .identity import identified
 from .side_process import close_parent_fds, fork_helper, settle_in_child
 
 if TYPE_CHECKING:  # the annotation only: the tree passes load where a run needs them (below)
@@ -316,7 +316,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     memo = memo if isinstance(memo, dict) else {}
     bridge = None
     if settings.astroid:
-        limits = dict(per_call=PER_CALL, budget=settings.astroid_budget, memo=memo, digests=digests)
+        limits = {"per_call": PER_CALL, "budget": settings.astroid_budget, "memo": memo, "digests": digests}
         bridge = AsideBridge(index, child, **limits) if child.pid else AstroidBridge(index, **limits)
     context = Context.build(index, fallback=bridge)
     phase("index")

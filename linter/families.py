@@ -13,13 +13,13 @@ import ast
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from .facts import ModuleFacts, function_ref, mentions_self_attr
 from .findings import Evidence
 from .index import TreeIndex
 from .passed_values import PassedValues
-from .value_uses import ValueUses
-from .facts import ModuleFacts, function_ref, mentions_self_attr
 from .resolve import Resolution, Resolver, Scope, describe_type
-from .summary import KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, _EXPRESSIONS, FunctionInfo, member_target, root_name
+from .summary import _EXPRESSIONS, KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, FunctionInfo, member_target, root_name
+from .value_uses import ValueUses
 
 
 @dataclass(slots=True)
@@ -113,7 +113,7 @@ class FamilyModel:
         out.discard(exclude)
         return sorted(out)
 
-    def delegates_holding(self, w: "Wrapper", impl: str) -> list["Delegate"]:
+    def delegates_holding(self, w: Wrapper, impl: str) -> list[Delegate]:
         """The wrapper's delegates that can hold `impl` (nested wrappers included)."""
         return [d for d in w.delegates if impl in self.implementations(d.types, leaves_only=False, exact=d.exact)]
 
@@ -189,9 +189,9 @@ class FamilyModel:
 
     @cached_property
     def unwrapping_functions(self) -> dict[tuple, frozenset[str]]:
-        """Functions (by the resolver's name for them, facts.function_ref) that look through wrappers: they probe an object for a wrapper's
-        delegate attribute (`hasattr(b, "full_attn_backend")`), or walk down through one
-        (`b = b.full_attn_backend`). Values they return or probe have been unwrapped, so they
+        """Functions (by the resolver's name for them, facts.function_ref) that look through wrappers:
+        they probe an object for a wrapper's delegate attribute (`hasattr(b, "full_attn_backend")`),
+        or walk down through one (`b = b.full_attn_backend`). Values they return or probe have been unwrapped, so they
         are not taken to be wrappers. A wrapper reading its own delegates is forwarding."""
         names = self.structural_members
         out: dict[tuple, frozenset[str]] = {}
@@ -336,7 +336,7 @@ class FamilyModel:
                 self._narrow_by_passed_values(passed, w.qual, d)
         return out
 
-    def _narrow_by_passed_values(self, passed: "PassedValues", qual: str, delegate: Delegate) -> None:
+    def _narrow_by_passed_values(self, passed: PassedValues, qual: str, delegate: Delegate) -> None:
         """Where every assignment of the delegate can be followed to the classes its builders
         call (through the constructor's parameters and their callers: passed_values.py), it holds
         those, each exactly where it is built by calling the class itself."""
@@ -469,7 +469,7 @@ class FamilyModel:
             return {}
         idx = params.index(param)
         out: dict[str, Evidence] = {}
-        for cscope, (_, args, kwargs, star), label in self._calls_of(scope):
+        for cscope, (_, args, kwargs, _star), label in self._calls_of(scope):
             given = dict(kwargs).get(name)
             if given is None and param.kind != KEYWORD_ONLY and idx < len(args):
                 given = args[idx]
@@ -719,7 +719,8 @@ class FamilyModel:
                 used |= inherited[1]
         return frozenset(assigned), frozenset(used)
 
-    def _forwarding_sites(self, qual: str, delegate_attrs: frozenset[str]) -> tuple[list[Evidence], dict[str, Evidence]]:
+    def _forwarding_sites(self, qual: str,
+                          delegate_attrs: frozenset[str]) -> tuple[list[Evidence], dict[str, Evidence]]:
         """Calls and probes in class `qual`'s own methods through those attributes, and the members
         they reach (each with its first site). Shared by every subclass that holds the same delegates."""
         key = (qual, delegate_attrs)

@@ -39,12 +39,12 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from .userfiles import Refused, inside_target, replace_file
 from .cache import content_hash
 from .discover import decode_source, open_source, path_within
 from .findings import Finding
 from .signature import bound_params
 from .summary import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
+from .userfiles import Refused, inside_target, replace_file
 
 _SAFE_ANNOTATION_NAMES = {"bool", "int", "float", "str", "bytes", "None", "object", "complex"}
 _BUILTIN_NAMES = set(dir(builtins)) | {"None"}
@@ -122,7 +122,7 @@ def _shown(sf) -> str:
     return path_within(sf.path, os.curdir, sf.path)
 
 
-def _method_code(ctx, f: Finding, sources: "_SourceCache", indent: str) -> str:
+def _method_code(ctx, f: Finding, sources: _SourceCache, indent: str) -> str:
     index, model = ctx.index, ctx.model
     wrapper = model.wrappers.get(f.class_name)
     if wrapper is None:
@@ -229,7 +229,7 @@ def _merge_signatures(index, impls, member: str, sources, wrapper_module: str) -
         return {x[0].name: x for x in rest if x[0].kind in (POSITIONAL_OR_KEYWORD, KEYWORD_ONLY)}
 
     kw_maps = [by_keyword(s, i) for _, s in sigs]
-    for name, first in kw_maps[0].items():
+    for name in kw_maps[0]:
         if name in taken or not all(name in m for m in kw_maps):
             continue
         column = [m[name] for m in kw_maps]
@@ -388,23 +388,23 @@ def _method_source(member: str, params: list[WParam], delegates, is_async: bool,
             args.append("**" + p.name)
     call = f"{'await ' if is_async else ''}{hook}({', '.join(args)})"
 
-    I = indent
+    ind = indent
     lines = [f"{'async ' if is_async else ''}def {member}({', '.join(sig)}):",
-             f"{I}# Added by attn-lint --fix (AL001): run the delegates' hook where they define it."]
+             f"{ind}# Added by attn-lint --fix (AL001): run the delegates' hook where they define it."]
     single = len(delegates) == 1 and not delegates[0].sequence
     for d in delegates:
         if d.sequence:
-            lines += [f"{I}{seq_name} = self.{d.attr}",
-                      f"{I}for {item} in ({seq_name}.values() if isinstance({seq_name}, dict) else {seq_name}):",
-                      f"{I}{I}{hook} = getattr({item}, \"{member}\", None)",
-                      f"{I}{I}if {hook} is not None:",
-                      f"{I}{I}{I}{call}"]
+            lines += [f"{ind}{seq_name} = self.{d.attr}",
+                      f"{ind}for {item} in ({seq_name}.values() if isinstance({seq_name}, dict) else {seq_name}):",
+                      f"{ind}{ind}{hook} = getattr({item}, \"{member}\", None)",
+                      f"{ind}{ind}if {hook} is not None:",
+                      f"{ind}{ind}{ind}{call}"]
         else:
-            lines += [f"{I}{hook} = getattr(self.{d.attr}, \"{member}\", None)",
-                      f"{I}if {hook} is not None:",
-                      f"{I}{I}{'return ' if single else ''}{call}"]
+            lines += [f"{ind}{hook} = getattr(self.{d.attr}, \"{member}\", None)",
+                      f"{ind}if {hook} is not None:",
+                      f"{ind}{ind}{'return ' if single else ''}{call}"]
     if single:
-        lines.append(f"{I}return None")
+        lines.append(f"{ind}return None")
     return "\n".join(lines) + "\n"
 
 

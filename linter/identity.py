@@ -18,8 +18,9 @@ count. A rule says what its subject is (`Rule.identity_subject`); this module ha
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from .findings import Finding, short, unlabelled
 
@@ -44,7 +45,7 @@ def identity(f: Finding) -> str:
     return identity_of(f.code, short(unlabelled(f.class_name)), f.member, ())
 
 
-def family_roots(ctx: "Context", classes: Iterable[str]) -> set[str]:
+def family_roots(ctx: Context, classes: Iterable[str]) -> set[str]:
     """The short names of the family roots of `classes` (a class in no family is its own root)."""
     members = ctx.model.family_members
     out: set[str] = set()
@@ -53,7 +54,7 @@ def family_roots(ctx: "Context", classes: Iterable[str]) -> set[str]:
     return out
 
 
-def identified(findings: list[Finding], rules, ctx: "Context") -> list[Finding]:
+def identified(findings: list[Finding], rules, ctx: Context) -> list[Finding]:
     """The findings, each with its identity in `details`, as its rule defines the subject."""
     by_code = {r.code: r for r in rules}
     out = []

@@ -30,11 +30,11 @@ MAX_CALLERS = 8  # more callers than this: a utility everyone calls, not a hand-
 
 
 class ParamCallers:
-    def __init__(self, ctx: "Context"):
+    def __init__(self, ctx: Context):
         self.ctx = ctx
         self._memo: dict[tuple, Resolution] = {}
 
-    def resolve(self, site: "Site", name: str) -> Resolution:
+    def resolve(self, site: Site, name: str) -> Resolution:
         fn = site.fn
         if site.cls is None or not fn.params or fn.params[0].name == name or fn.kind != "method":
             return NOTHING
@@ -49,7 +49,7 @@ class ParamCallers:
             hit = self._memo[key] = self._resolve(site, name, position)
         return hit
 
-    def _resolve(self, site: "Site", name: str, position: int | None) -> Resolution:
+    def _resolve(self, site: Site, name: str, position: int | None) -> Resolution:
         callers = (self._constructions(site, name, position) if site.fn.name == "__init__"
                    else self._member_calls(site, name, position))
         if not callers:
@@ -70,7 +70,7 @@ class ParamCallers:
             return NOTHING
         return Resolution(frozenset(out), tuple(steps[:6]))
 
-    def _constructions(self, site: "Site", name: str, position: int | None) -> list:
+    def _constructions(self, site: Site, name: str, position: int | None) -> list:
         """What the calls running this `__init__` pass (FamilyModel.init_calls: the class's
         constructions, its subclasses' that inherit it, their `super().__init__(...)`)."""
         calls = self.ctx.model.init_calls(site.cls)
@@ -85,7 +85,7 @@ class ParamCallers:
                 out.append((scope, self.ctx.index.modules[scope.module].file.display, scope.fn.line, arg))
         return out
 
-    def _member_calls(self, site: "Site", name: str, position: int | None) -> list:
+    def _member_calls(self, site: Site, name: str, position: int | None) -> list:
         """The calls of this very method (their receiver can be a class that runs it), each with
         the argument given for the parameter, read from the caller's source."""
         ctx, index, member = self.ctx, self.ctx.index, site.fn.name

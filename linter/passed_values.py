@@ -25,12 +25,12 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, NamedTuple
 
-from .source_lines import SourceLines
 from .facts import scopes_of
 from .findings import Evidence
 from .reaching import bind_arguments
 from .resolve import Scope, describe_type
-from .summary import KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, _EXPRESSIONS, ModuleWalk, _summarise_function
+from .source_lines import SourceLines
+from .summary import _EXPRESSIONS, KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, ModuleWalk, _summarise_function
 
 if TYPE_CHECKING:
     from .families import FamilyModel
@@ -74,7 +74,7 @@ def _merge(out: dict, more: dict) -> None:
 
 
 class PassedValues:
-    def __init__(self, model: "FamilyModel", partial: bool = False):
+    def __init__(self, model: FamilyModel, partial: bool = False):
         # `partial`: what the paths the tree shows build, ignoring those it cannot follow (a
         # lower bound: "the code builds at least these"), rather than an answer or None.
         self.partial = partial
@@ -100,7 +100,7 @@ class PassedValues:
             ca = entry.info.attrs.get(attr)
             if ca is not None and ca.value is not None:
                 return None  # a class-level value: the resolver's business
-            for method, (value, ann, line) in self.index.assignments(c).get(attr, ()):
+            for method, (value, _ann, _line) in self.index.assignments(c).get(attr, ()):
                 runs = self.index.method(qual, method.name)
                 if (runs is None or runs[0] != c) and not (method.name == "__init__" and bases_init):
                     continue  # overridden for `qual`: a base's `__init__` its own never calls
@@ -337,7 +337,7 @@ class PassedValues:
             if base.types and all(isinstance(t, tuple) and t[0] == "mod" for t in base.types):
                 quals = {getattr(self.index.resolve_name(t[1], func[2]), "qual", None) for t in base.types}
                 if all(q in self.index.classes for q in quals):
-                    return {q: True for q in quals}, []  # `module.Cls(...)`
+                    return dict.fromkeys(quals, True), []  # `module.Cls(...)`
                 if all(q is not None and self._function_info(q) is not None for q in quals):
                     return self._called(({("fn", q): True for q in quals}, []), steps)  # `module.make(...)`
             if self._returns_constants(base, func[2]):
@@ -607,7 +607,8 @@ class PassedValues:
         # A call of `name` sits in its own module or in one importing it (or its module, whose
         # last part it is): `from m import f`, `import m`, `from pkg import m`; `*` imports too.
         uses = self.model.value_uses
-        candidates = {module} | {m for m, _ in uses.importers(name)} | {m for m, _ in uses.importers(module.rpartition(".")[2])}
+        candidates = {module} | {m for m, _ in uses.importers(name)} \
+            | {m for m, _ in uses.importers(module.rpartition(".")[2])}
         for m in sorted(candidates):
             mod = self.index.modules.get(m)
             if mod is None:
@@ -719,7 +720,8 @@ class PassedValues:
                 return n
         return None  # `if True:` keeps columns as they were: a miss means the file changed
 
-    def _construction_arguments(self, scope: Scope, full: Scope, construction: tuple) -> tuple[tuple, tuple, ast.Call | None]:
+    def _construction_arguments(self, scope: Scope, full: Scope,
+                                construction: tuple) -> tuple[tuple, tuple, ast.Call | None]:
         """A construction's arguments as `_bound_arguments` binds them, and its call, found in the
         text read again by its place among the function's constructions."""
         _, args, kwargs, _ = construction

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import ast
 from bisect import bisect_left
-from typing import Callable
+from collections.abc import Callable
 
 State = dict  # name -> frozenset of the values that may reach here; None: the point is unreachable
 _NOTHING: frozenset = frozenset()
@@ -89,7 +89,7 @@ def bind_arguments(body: list[ast.stmt], calls: list[tuple[ast.Call, tuple, tupl
     lines.update(a.lineno for node, _, _ in calls for a in (*node.args, *[kw.value for kw in node.keywords])
                  if type(a) is ast.Name and a.id in names)
     reach = _Reaching(names, lambda target, value, annotation: target, loads=True, lines=sorted(lines))
-    reach.block(body, {name: _AT_ENTRY for name in names})
+    reach.block(body, dict.fromkeys(names, _AT_ENTRY))
     out = []
     for node, args, kwargs in calls:
         kw_nodes = [kw.value for kw in node.keywords if kw.arg]
@@ -99,7 +99,7 @@ def bind_arguments(body: list[ast.stmt], calls: list[tuple[ast.Call, tuple, tupl
     return out
 
 
-def _reached(reach: "_Reaching", node: ast.expr, ref: tuple | None, params: frozenset[str],
+def _reached(reach: _Reaching, node: ast.expr, ref: tuple | None, params: frozenset[str],
              value_at: dict, received) -> tuple | None:
     if ref is None or ref[0] != "name" or ref[1] not in reach.names or type(node) is not ast.Name:
         return ref

@@ -22,10 +22,9 @@ import bisect
 import re
 from typing import TYPE_CHECKING
 
+from .passed_values import calls_on_line
 from .resolve import Scope
 from .summary import _EXPRESSIONS
-
-from .passed_values import calls_on_line
 
 if TYPE_CHECKING:
     from .passed_values import PassedValues
@@ -47,7 +46,7 @@ class Entry:
 
 
 class Registries:
-    def __init__(self, passed: "PassedValues"):
+    def __init__(self, passed: PassedValues):
         self.passed = passed
         self.model = passed.model
         self.index = passed.index
@@ -336,8 +335,8 @@ def _display(node: ast.expr | None, scope: Scope) -> list[Entry] | None:
         items = node.values
     elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         items = node.elts
-    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-            node.func.id in ("dict", "list", "set", "OrderedDict", "defaultdict") and not node.args and not node.keywords:
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.args and not node.keywords \
+            and node.func.id in ("dict", "list", "set", "OrderedDict", "defaultdict"):
         items = []
     else:
         return None

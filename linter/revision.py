@@ -159,7 +159,7 @@ def _write_tree(snap: Snapshot, commit: str, rels: list[str], root: str) -> None
         return
     data = _git(["cat-file", "--batch"], root, "".join(f"{obj}\n" for obj, _ in small).encode("ascii"))
     pos = 0
-    for obj, path in small:
+    for _obj, path in small:
         end = data.index(b"\n", pos)
         header = data[pos:end].decode("ascii", "replace").split(" ")
         if len(header) != 3 or header[1] != "blob":

@@ -485,8 +485,9 @@ def start(cache_dir: str, project: str, idle: float = DEFAULT_IDLE) -> None:
     env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     try:
         subprocess.Popen([sys.executable, "-m", "attn_lint", "server", "run", "--cache-dir", cache_dir,
-                          "--project", project_root(project), "--idle", str(idle)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=log, cwd="/", env=env, start_new_session=True, close_fds=True)
+                          "--project", project_root(project), "--idle", str(idle)],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, cwd="/", env=env,
+                         start_new_session=True, close_fds=True)
     finally:
         os.close(log)
 
@@ -540,7 +541,7 @@ def analyse(paths: list[str], settings, project: str, idle: float = DEFAULT_IDLE
         socket_path(cache_dir, project)
     except OSError as exc:
         return None, str(exc)
-    for attempt in range(2):
+    for _attempt in range(2):
         sock = _connect(cache_dir, project)
         if sock is None:
             pid = holder(cache_dir, project)
@@ -559,7 +560,7 @@ def analyse(paths: list[str], settings, project: str, idle: float = DEFAULT_IDLE
                 _send(sock, {"op": "analyse", "key": SERVER_KEY, "replace": spawn, "cwd": os.getcwd(),
                              "paths": [str(p) for p in paths], "settings": settings})
                 reply = _reply(sock)
-        except socket.timeout:
+        except TimeoutError:
             return None, f"the server did not answer for {CLIENT_SILENCE:.0f} s (pid {holder(cache_dir, project)})"
         except (OSError, EOFError, pickle.UnpicklingError, ConnectionError) as exc:
             # Killed: its socket goes now, so later runs are quiet. Its workers hold the lock until
@@ -622,7 +623,7 @@ def _answers(sock: socket.socket) -> bool:
         try:
             _send(sock, {"op": "ping"})
             _recv(sock)
-        except socket.timeout:
+        except TimeoutError:
             return True
         except (OSError, EOFError, pickle.UnpicklingError, ConnectionError):
             return False

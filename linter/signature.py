@@ -10,8 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .summary import (KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL,
-                      CallSite, FunctionInfo, Param)
+from .summary import (
+    KEYWORD_ONLY,
+    POSITIONAL_ONLY,
+    POSITIONAL_OR_KEYWORD,
+    VAR_KEYWORD,
+    VAR_POSITIONAL,
+    CallSite,
+    FunctionInfo,
+    Param,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +30,7 @@ class CallShape:
     double_star: bool = False  # **kwargs of unknown content
 
     @classmethod
-    def of(cls, call: CallSite) -> "CallShape":
+    def of(cls, call: CallSite) -> CallShape:
         return cls(call.n_positional, call.keywords, call.star, call.double_star)
 
     def describe(self) -> str:

@@ -88,11 +88,11 @@ class CallSite(NamedTuple):
 _ABSTRACT = frozenset({"abstractmethod", "abc.abstractmethod", "abstractproperty", "abc.abstractproperty"})
 
 
-def is_abstract(fn: "FunctionInfo") -> bool:
+def is_abstract(fn: FunctionInfo) -> bool:
     return any(d in _ABSTRACT for d in fn.decorators)
 
 
-def declared_only(fn: "FunctionInfo") -> bool:
+def declared_only(fn: FunctionInfo) -> bool:
     """Declared, not implemented: an abstract method, or a body that only raises NotImplementedError."""
     return fn.unimplemented or is_abstract(fn)
 
@@ -394,7 +394,7 @@ def _handler(cls: type):
     return handler
 
 
-def _visit_each(walker: "_FunctionWalker", nodes: list) -> None:
+def _visit_each(walker: _FunctionWalker, nodes: list) -> None:
     """Visit each of `nodes`: one table lookup per node picks its handler, and leaves (names,
     constants, operators) cost no call at all."""
     handlers = _HANDLERS
@@ -1095,7 +1095,7 @@ def _keywords(keywords: list) -> tuple[tuple[str, ...], bool]:
     return tuple(kws), dstar
 
 
-def _call_sites(walker: "_FunctionWalker") -> list[CallSite]:
+def _call_sites(walker: _FunctionWalker) -> list[CallSite]:
     """The walker's calls as records, in order: a call of a plain name that is no local of the
     function (visit_Call left its node) is dropped, as _prune would drop its record."""
     local = walker.locals

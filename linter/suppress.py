@@ -211,7 +211,7 @@ def apply_suppressions(findings: list[Finding], files, report_unused: bool = Fal
             else:
                 kept.append(f)
         if report_unused:
-            for n, sups in sorted(comments.items()):
+            for _n, sups in sorted(comments.items()):
                 for s in sups:
                     unused.extend(_unused(s, display, active_codes))
     kept.sort(key=lambda f: f.sort_key)
@@ -221,7 +221,7 @@ def apply_suppressions(findings: list[Finding], files, report_unused: bool = Fal
 def _unused(s: Suppression, display: str, active: tuple[str, ...]) -> list[Finding]:
     if s.codes is None:
         if not s.ours or s.used:
-            return []  # a bare `# noqa` may belong to another tool
+            return []  # a bare noqa comment may belong to another tool
         stale = ["(all)"]
     else:
         stale = sorted(c for c in s.relevant_codes() if c not in s.used and

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 
 class ValueUses:
-    def __init__(self, index: "TreeIndex"):
+    def __init__(self, index: TreeIndex):
         self.index = index
         self._text: dict[str, bytes | None] = {}
         self._trees: dict[str, ast.Module | None] = {}

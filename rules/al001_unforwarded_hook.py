@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from ..linter.confidence import Pairing
 from ..linter.findings import Evidence, Finding
@@ -177,8 +178,9 @@ def prefill(backend: Backend, batch):
             owners, hits, impls = found[(wq, member)]
             finding = self._report(ctx, wq, index.classes[wq], model.wrappers[wq], member, owners, hits)
             holders = [i for i in impls if (index.lookup(i, member) or ("",))[0] in owners]
-            yield assessed(ctx, finding, [Pairing(self.code, wq, impl, member, site, probe.line, "probe", probe.receiver)
-                                          for site, probe, _, _ in hits for impl in holders])
+            yield assessed(ctx, finding, [
+                Pairing(self.code, wq, impl, member, site, probe.line, "probe", probe.receiver)
+                for site, probe, _, _ in hits for impl in holders])
 
     def _report(self, ctx, wq, entry, wrapper, member, owners, hits) -> Finding:
         w = entry.info.name

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from ..linter.confidence import Pairing
 from ..linter.findings import Evidence, Finding, Reason
@@ -321,7 +322,8 @@ class Runner:
                              if c in index.classes and name in index.classes[c].info.methods), None)
                 if base is None:
                     continue
-                declaring = [c for c in index.mro(base) if c in index.classes and name in index.classes[c].info.methods][-1]
+                declaring = [c for c in index.mro(base)
+                             if c in index.classes and name in index.classes[c].info.methods][-1]
                 if not any(declaring in index.mro(t) for t in held):
                     continue  # not the API its delegates share: the wrapper's own business
                 base_fn = index.classes[base].info.methods[name]

@@ -3,12 +3,13 @@ or a `raise NotImplementedError` placeholder), and the delegate's hook never run
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from ..linter.confidence import Pairing
-from ..linter.findings import Evidence, Finding
 from ..linter.families import Delegate, Wrapper
+from ..linter.findings import Evidence, Finding
 from ..linter.resolve import Scope
 from .base import Example, Rule, assessed, calls_on_own_attrs, hands_own_operations, holding_delegates, short
 
@@ -280,8 +281,8 @@ delegates that may not implement a placeholder hook, only where the configuratio
                 note = f"`self.{attr}` holds {shown}, to which `{entry.info.name}` hands its own operations by name"
                 forwards = [Evidence(site.path, call.line, f"`{entry.info.name}.{m}` forwards `{m}` to `self.{attr}`")
                             for site, call, m in calls[:2]]
-                out[qual] = Wrapper(qual, [Delegate(attr, types, False,
-                                                    res.steps + (Evidence(entry.file.display, entry.info.line, note),))],
+                held = Evidence(entry.file.display, entry.info.line, note)
+                out[qual] = Wrapper(qual, [Delegate(attr, types, False, (*res.steps, held))],
                                     forwards, {m for _, _, m in calls})
                 break
         ctx.__dict__["_al003_facades"] = out
@@ -300,7 +301,8 @@ delegates that may not implement a placeholder hook, only where the configuratio
             if not found or found[0] == base or found[1] != "method":
                 continue
             fn = index.classes[found[0]].info.methods[member]
-            if fn.unimplemented or (fn.noop and not placeholder and not _answers_otherwise(ctx, base, found[0], member)):
+            if fn.unimplemented or (fn.noop and not placeholder
+                                    and not _answers_otherwise(ctx, base, found[0], member)):
                 continue
             yield found[0], fn
 
@@ -389,7 +391,7 @@ delegates that may not implement a placeholder hook, only where the configuratio
                             evidence=evidence, details=details)
 
 
-def _answers_otherwise(ctx: "Context", base: str, owner: str, member: str) -> bool:
+def _answers_otherwise(ctx: Context, base: str, owner: str, member: str) -> bool:
     """Both the base's `member` and the override only `return` a constant, and not the same one
     (nor two false ones): `supports_x()` answering False on the base and True on the
     implementation, or a tile size of 64 and 128, is behaviour."""
@@ -398,7 +400,7 @@ def _answers_otherwise(ctx: "Context", base: str, owner: str, member: str) -> bo
     return a is not None and b is not None and a != b and bool(a[0]) | bool(b[0])
 
 
-def _constant_answer(ctx: "Context", owner: str, member: str) -> tuple | None:
+def _constant_answer(ctx: Context, owner: str, member: str) -> tuple | None:
     """(value,) where `owner`'s own `member` is a method whose body (after a docstring) is only
     `return <literal>`; None otherwise. Read from the method's text, once per method and run."""
     memo = ctx.__dict__.setdefault("_constant_answer_memo", {})
@@ -408,7 +410,7 @@ def _constant_answer(ctx: "Context", owner: str, member: str) -> tuple | None:
     return memo[key]
 
 
-def _read_constant_answer(ctx: "Context", owner: str, member: str) -> tuple | None:
+def _read_constant_answer(ctx: Context, owner: str, member: str) -> tuple | None:
     entry = ctx.index.classes[owner]
     fn = entry.info.methods.get(member)
     if fn is None or not fn.noop or fn.kind == "property":

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, ClassVar, Iterable, Sequence
+from typing import TYPE_CHECKING, ClassVar
 
-from ..linter.findings import Evidence, Finding, short, unlabelled  # noqa: F401  (short: the rules' import point)
+from ..linter.findings import Evidence, Finding, short, unlabelled
 
 if TYPE_CHECKING:  # the rules' modules load without the tree passes (the warm path needs only their codes)
     from ..linter.confidence import Pairing
@@ -45,7 +46,7 @@ class Rule:
                        tuple(targets), tuple(_dedupe(evidence)), tuple(details))
 
 
-def assessed(ctx: "Context", finding: Finding, pairings: Sequence["Pairing"]) -> Finding:
+def assessed(ctx: Context, finding: Finding, pairings: Sequence[Pairing]) -> Finding:
     """The finding with its confidence: what the signals say of the pairings it rests on. The
     implementations of its ruled-out pairings are kept in `details` ("latent_impls") so that latent
     findings can be grouped per (wrapper, implementation)."""
@@ -73,7 +74,7 @@ def _dedupe(evidence: Iterable[Evidence]) -> list[Evidence]:
     return out
 
 
-def holding_delegates(ctx: "Context", wq: str, wrapper, member: str, owners: Iterable[str]) -> set[str]:
+def holding_delegates(ctx: Context, wq: str, wrapper, member: str, owners: Iterable[str]) -> set[str]:
     """For each class that defines `member`, the wrapper's delegate attribute that can hold it
     with the fewest possible classes (a single attribute rather than a list that holds the others
     too): the delegate an evidence chain names."""
@@ -90,7 +91,7 @@ def holding_delegates(ctx: "Context", wq: str, wrapper, member: str, owners: Ite
 
 
 
-def calls_on_own_attrs(ctx: "Context", qual: str) -> dict[str, list]:
+def calls_on_own_attrs(ctx: Context, qual: str) -> dict[str, list]:
     """The calls `qual`'s methods make on their own attributes (`self.<attr>.m(...)`), by
     attribute: (site, call, member) each."""
     out: dict[str, list] = {}

@@ -465,7 +465,8 @@ def run_prefill_protocol(
 
     warmup = harness.make_batch(warmup_seq_lens, seed=12345)
     backend.init_forward_metadata(warmup.forward_batch)
-    warm_err = _max_abs_error(backend.forward_extend(warmup.q, warmup.k, warmup.v, warmup.forward_batch), harness.reference(warmup))
+    warm_out = backend.forward_extend(warmup.q, warmup.k, warmup.v, warmup.forward_batch)
+    warm_err = _max_abs_error(warm_out, harness.reference(warmup))
     if not warm_err <= tolerance:
         raise RuntimeError(
             f"harness self-check failed: a correctly planned batch {list(warmup_seq_lens)} has max abs "

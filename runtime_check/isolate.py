@@ -48,8 +48,9 @@ import select
 import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 try:
     import resource
@@ -161,7 +162,7 @@ def _one_child(first: int, count: int, child_main, validate, time_limit: float, 
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()  # or the child's copy of the buffer could be written twice
-        except Exception:  # noqa: BLE001 - a closed or odd stream
+        except Exception:
             pass
     before = _our_children()  # what to leave alone when the batch's orphans are swept up
     rfd, wfd = os.pipe()
@@ -204,7 +205,8 @@ def _one_child(first: int, count: int, child_main, validate, time_limit: float, 
         while failure is None and not ended:
             left = deadline - time.monotonic()
             if left <= 0:
-                failure = Failure("timeout", f"did not finish within {allowed:g} s (the time limit); its processes were killed")
+                failure = Failure("timeout", f"did not finish within {allowed:g} s (the time limit); "
+                                             "its processes were killed")
                 break
             if watch and time.monotonic() >= next_watch:
                 next_watch = time.monotonic() + _MEMORY_POLL

@@ -40,8 +40,9 @@ import threading
 import time
 import types
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from ..linter.discover import SourceFile, import_root
 from ..linter.findings import unlabelled
@@ -203,7 +204,7 @@ class TreeLoader:
         self._shadowed: dict[str, types.ModuleType] = {}
 
     # --- session ---------------------------------------------------------------------------
-    def __enter__(self) -> "TreeLoader":
+    def __enter__(self) -> TreeLoader:
         self._saved_path = list(sys.path)
         for r in reversed(self.roots):
             sys.path.insert(0, r)
@@ -288,7 +289,7 @@ class TreeLoader:
                 mod = importlib.import_module(name)
         except KeyboardInterrupt:
             raise
-        except BaseException as exc:  # noqa: BLE001 - anything a module body raises
+        except BaseException as exc:
             why = _one_line(exc)
             if isinstance(exc, ModuleNotFoundError) and exc.name and not self.in_tree(exc.name):
                 why = f"No module named '{exc.name}'"
@@ -324,7 +325,7 @@ class TreeLoader:
             if pm is not None and pm.module is not None:
                 try:
                     setattr(pm.module, last, mod)
-                except Exception:  # noqa: BLE001 - a read-only stand-in parent
+                except Exception:
                     pass
 
     def _load_isolated(self, name: str) -> LoadedModule:
@@ -341,7 +342,7 @@ class TreeLoader:
             with open(f.path, "rb") as fh:
                 source = fh.read()
             code = compile(source, f.path, "exec", dont_inherit=True)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             return LoadedModule(name, None, "failed", f"cannot compile {f.display}: {_one_line(exc)}")
         is_pkg = os.path.basename(f.path).startswith("__init__.")
         mod = types.ModuleType(name)
@@ -370,7 +371,7 @@ class TreeLoader:
                 exec(code, mod.__dict__)
         except KeyboardInterrupt:
             raise
-        except BaseException as exc:  # noqa: BLE001 - whatever the body raises, with stand-ins
+        except BaseException as exc:
             if isinstance(exc, TreeLoadError):
                 error = str(exc)  # the innermost failing module says why
             else:
@@ -426,7 +427,7 @@ class TreeLoader:
                 mod = real_import(absname, globals, locals, fromlist, 0)
             except KeyboardInterrupt:
                 raise
-            except BaseException:  # noqa: BLE001 - absent or broken: a stand-in takes its place
+            except BaseException:
                 standins.append(absname)
                 return Standin(absname if fromlist else top)
             if fromlist:
@@ -454,7 +455,7 @@ class TreeLoader:
                     if sl.module is not None:
                         try:
                             setattr(mod, item, sl.module)
-                        except Exception:  # noqa: BLE001
+                        except Exception:
                             pass
                         continue
                 missing.append(item)

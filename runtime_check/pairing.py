@@ -130,7 +130,7 @@ class Explorer:
         key = id(s)
         return hash(self.values[key]) if key in self.values else key
 
-    def pick_key(self, s: Standin, registry: "ChoiceDict") -> Any:
+    def pick_key(self, s: Standin, registry: ChoiceDict) -> Any:
         key = id(s)
         if key in self.values:
             return self.values[key]
@@ -353,7 +353,7 @@ def _run_once(fn: Any, loader: TreeLoader, watch: list[type], registries: Regist
                 result = list(itertools.islice(result, 1000))
     except KeyboardInterrupt:
         raise
-    except BaseException as exc:  # noqa: BLE001 - what the code raised is part of the path
+    except BaseException as exc:
         error = exc
     finally:
         set_explorer(previous)

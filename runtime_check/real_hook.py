@@ -83,7 +83,7 @@ def _shape_value(name: str, t: dict[str, Any]) -> Any:
         return 512
     if "heads" in n:
         return t["heads"]
-    if "world_size" in n or n.endswith("tp_size") or n.endswith("cp_size") or n.endswith("dp_size"):
+    if "world_size" in n or n.endswith(("tp_size", "cp_size", "dp_size")):
         return 1
     if "context_len" in n:
         return 8192
@@ -114,7 +114,7 @@ def build_owner(owner_cls: type, harness, loader) -> tuple[Any, list[str]]:
                     return owner_cls(runner), [name for _, name in given]
             except KeyboardInterrupt:
                 raise
-            except BaseException as exc:  # noqa: BLE001 - the reason is the report
+            except BaseException as exc:
                 last = exc
                 missing = _launch_state(exc, loader)
                 if missing is None:

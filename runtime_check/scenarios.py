@@ -36,13 +36,14 @@ import asyncio
 import inspect
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..linter.findings import Finding, short, unlabelled
 from .instances import new_instance, set_attr
 from .loader import TreeLoader, _one_line, _quiet
-from .standins import (AnyItem, Namespace, Standin, delegate_log, make_delegate, signature_from_params)
+from .standins import AnyItem, Namespace, Standin, delegate_log, make_delegate, signature_from_params
 
 CALL_TIME_LIMIT = 10.0  # seconds for one real method call
 _MISSING = object()
@@ -54,7 +55,7 @@ class Outcome:
     detail: str
     load_mode: str
     facts: dict[str, Any] = field(default_factory=dict)
-    gpu_plan: "GpuPlan | None" = None
+    gpu_plan: GpuPlan | None = None
 
 
 @dataclass
@@ -219,7 +220,7 @@ def _call(loader: TreeLoader, fn: Callable, args: list, kwargs: dict) -> tuple[A
         return result, None
     except KeyboardInterrupt:
         raise
-    except BaseException as exc:  # noqa: BLE001 - what the user's code raised is the observation
+    except BaseException as exc:
         return None, exc
 
 
@@ -313,7 +314,7 @@ def verify_al001(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
                 found = hasattr(inst, member)
     except KeyboardInterrupt:
         raise
-    except BaseException as exc:  # noqa: BLE001 - e.g. a __getattr__ that needs __init__'s state
+    except BaseException as exc:
         return Outcome("unverifiable", f"the probe `{probe_text}` raised {_one_line(exc)}", mode)
     facts = {"probe": probe_text, "probe_result": found, "delegates": planted, "owner": owner,
              "owner_load_mode": owner_mode}
@@ -341,7 +342,7 @@ def verify_al001(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
                                mode, facts)
         except KeyboardInterrupt:
             raise
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             return Outcome("unverifiable", f"`{ga_owner.__name__}.__getattr__` raised {_one_line(exc)}", mode, facts)
     has = hasattr(delegate, member)
     if not has:  # cannot happen unless the stand-in is broken; say so rather than confirm
@@ -443,7 +444,7 @@ def _shadowing(cls: type, recv: tuple | None, self_name: str) -> type:
     props = {n for n in names for k in cls.__mro__ if isinstance(vars(k).get(n), property)}
     if not props:
         return cls
-    return type(cls.__name__, (cls,), {n: None for n in props} | {"__module__": cls.__module__,
+    return type(cls.__name__, (cls,), dict.fromkeys(props) | {"__module__": cls.__module__,
                                                                    "__qualname__": cls.__qualname__})
 
 
@@ -631,7 +632,7 @@ def verify_al003(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
                                          f"not the base's `{short(base)}.{member}`", mode, facts)
     try:
         bound = getattr(inst, member)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return Outcome("unverifiable", f"getattr(w, {member!r}) raised {_one_line(exc)}", mode, facts)
     base_fn = base_raw.__func__ if isinstance(base_raw, (staticmethod, classmethod)) else base_raw
     try:

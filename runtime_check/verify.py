@@ -52,10 +52,10 @@ from typing import Any
 
 from ..linter.engine import Result
 from ..linter.findings import Finding, short
-from .isolate import DEFAULT_MEMORY_LIMIT, DEFAULT_TASK_TIME_LIMIT, Failure, can_isolate, run_in_process, run_tasks
-from .loader import DEFAULT_MODULE_TIME_LIMIT, TreeLoader, _one_line
 from .decisions import CONFIRMED, MEANING, VERDICTS, decide, is_confirmed
 from .flashinfer_use import NOT_PLANNING, plans_flashinfer
+from .isolate import DEFAULT_MEMORY_LIMIT, DEFAULT_TASK_TIME_LIMIT, Failure, can_isolate, run_in_process, run_tasks
+from .loader import DEFAULT_MODULE_TIME_LIMIT, TreeLoader, _one_line
 from .pairing import PAIRING_TIME_LIMIT, PairingResult, check_pairing
 from .scenarios import SCENARIOS, GpuPlan, Outcome
 
@@ -289,7 +289,8 @@ def _pairing_for(f: Finding, ctx, loader: TreeLoader, o: Outcome) -> PairingResu
                 wanted.append((f.class_name, d.attr, impls))
     elif f.code == "AL002":
         owner = details.get("rejecting_owner") or (f.targets[0] if f.targets else "")
-        impls = [owner] + sorted(c for c in index.descendants(owner) if (index.lookup(c, f.member) or ("",))[0] == owner)
+        impls = [owner] + sorted(c for c in index.descendants(owner)
+                                 if (index.lookup(c, f.member) or ("",))[0] == owner)
         if o.facts.get("on_self"):
             wanted.append((f.class_name, None, impls))
         elif o.facts.get("receiver_attr"):
@@ -421,7 +422,7 @@ def _run_scenario(f: Finding, ctx, loader: TreeLoader) -> Outcome:
         return SCENARIOS[f.code](f, ctx, loader)
     except KeyboardInterrupt:
         raise
-    except BaseException as exc:  # noqa: BLE001 - a bug here must not lose the report
+    except BaseException as exc:
         return Outcome("unverifiable", f"internal error while verifying: {_one_line(exc)}", "n/a")
 
 
@@ -446,7 +447,7 @@ def _smoke(plan: GpuPlan, backend: str, ctx=None, loader: TreeLoader | None = No
                              "hook_ran": b.hook_ran, "wall_s": b.wall_s} for b in res.batches]}
     except KeyboardInterrupt:
         raise
-    except BaseException as exc:  # noqa: BLE001 - one finding's failure must not hide the others
+    except BaseException as exc:
         return {"verdict": "error", "detail": _one_line(exc), "front": plan.front_desc,
                 "seconds": round(time.perf_counter() - start, 4)}
 
@@ -471,7 +472,7 @@ def _backend_for(owner: str, member: str, signature, harness, ctx, loader) -> tu
                 why = str(exc)
             except KeyboardInterrupt:
                 raise
-            except BaseException as exc:  # noqa: BLE001 - any setup failure falls back, said so
+            except BaseException as exc:
                 why = describe(exc)
     cls = make_standin_backend_class(member, signature, class_name=short(owner) if owner else "Backend")
     return cls(harness), (f"a stand-in with the signature of {short(owner)}.{member} (the real hook could "
@@ -579,10 +580,11 @@ def gpu_controls(result: Result, loader: TreeLoader, backend: str = "fa2",
                     verdict, detail = res.verdict, res.detail
                 except ForwardBatchTooThin as exc:
                     # The wrapper's hook reads forward-batch fields the harness does not model.
-                    verdict, detail = "n/a", f"not applicable: the hook needs more of the forward batch than the harness has ({exc})"
+                    verdict, detail = "n/a", ("not applicable: the hook needs more of the forward batch than "
+                                              f"the harness has ({exc})")
                 except KeyboardInterrupt:
                     raise
-                except BaseException as exc:  # noqa: BLE001
+                except BaseException as exc:
                     verdict, detail = "error", _one_line(exc)
                 if hook_desc:
                     detail = f"{detail} (behind it: {hook_desc})"
@@ -611,9 +613,9 @@ def json_extra(verdicts: dict[Finding, Verification]) -> dict[Finding, dict]:
     return {f: {"verification": v.to_json()} for f, v in verdicts.items()}
 
 
-_STYLE = {"consequence-reproduced": "bold red", "pairing-reproduced": "bold red", "not-reproduced": "bold green",
-          "unverifiable": "yellow", "attribute-hidden": "magenta", "call-rejected": "magenta", "noop-reached": "magenta",
-          "placeholder-reached": "magenta"}
+_STYLE = {"consequence-reproduced": "bold red", "pairing-reproduced": "bold red",
+          "not-reproduced": "bold green", "unverifiable": "yellow", "attribute-hidden": "magenta",
+          "call-rejected": "magenta", "noop-reached": "magenta", "placeholder-reached": "magenta"}
 
 
 def render_table(verdicts: dict[Finding, Verification], console, gpu_problem: str | None = None) -> None:

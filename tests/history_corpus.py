@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from packaging.version import Version  # noqa: F401  (the tests compare releases with it)
+from packaging.version import Version
 
 CORPUS = Path(__file__).resolve().parent / "data" / "history_corpus.json"
 REJECTED = Path(__file__).resolve().parent / "data" / "history_corpus_rejected.json"
@@ -122,8 +122,9 @@ def findings_of_release(version: str, cache_dir: str | Path | None) -> list[dict
     downloaded into the test cache on first use (precision_labels.release_tree). With a cache
     folder, summaries are shared between releases (most files do not change from one release to
     the next) and an unchanged tree with unchanged analysis code is answered from the stored result."""
-    from attn_lint.linter.engine import Settings, analyse
     from precision_labels import release_tree
+
+    from attn_lint.linter.engine import Settings, analyse
 
     tree = release_tree("sglang", version) / "sglang" / "srt"
     result = analyse([str(tree)], Settings(cache_dir=str(cache_dir) if cache_dir else None))

@@ -12,7 +12,6 @@ keep abstract intermediates, and the pairing, which must be made with the held c
 from __future__ import annotations
 
 import pytest
-
 from conftest import lint, write_tree
 from rename_tree import naming, rename_tree
 

@@ -10,7 +10,6 @@ below states whether the rule must say yes or no.
 from __future__ import annotations
 
 import pytest
-
 from conftest import FIXTURES, lint, pairs
 from test_fixtures import HYBRID, _run, _variant
 

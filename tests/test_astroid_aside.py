@@ -5,10 +5,10 @@ a child that dies or a fork that fails costs answers, never the run."""
 import os
 
 import pytest
+from test_astroid_fallback import MODEL, _tree
 
 from attn_lint.linter import astroid_bridge, astroid_child, engine
 from attn_lint.linter.engine import Settings, analyse
-from test_astroid_fallback import MODEL, _tree
 
 # The same probe, on a receiver astroid cannot type either: a query with no answer.
 UNANSWERED = MODEL.replace('_REGISTRY = {"flash": FlashBackend, "hybrid": HybridBackend}',

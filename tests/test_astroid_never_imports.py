@@ -14,7 +14,6 @@ import sys
 import sysconfig
 
 import pytest
-
 from conftest import FIXTURES, lint, write_tree
 
 PROBE = '''

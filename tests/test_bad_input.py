@@ -11,7 +11,6 @@ import os
 import shutil
 
 import pytest
-
 from conftest import FIXTURES, lint, pairs
 
 GOOD = [("HybridLinearAttnBackend", "init_mha_chunk_metadata")]

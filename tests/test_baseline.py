@@ -9,14 +9,12 @@ import os
 from collections import Counter
 
 from click.testing import CliRunner
+from small_trees import TREES
 
 from attn_lint.linter.baseline import Known, filter_new, fingerprint
-from attn_lint.linter.identity import identity, identity_of
 from attn_lint.linter.cli import main
 from attn_lint.linter.findings import Finding
-
-from small_trees import TREES  # noqa: E402  (tests/ is on sys.path under pytest)
-
+from attn_lint.linter.identity import identity, identity_of
 
 
 def make_tree(root):
@@ -104,8 +102,8 @@ def test_bad_baseline_is_a_one_line_error(tmp_path):
 
 
 def _finding(**kw) -> Finding:
-    base = dict(code="AL002", name="n", severity="error", path="a.py", line=10, column=5, message="m",
-                class_name="pkg.a.W", member="plan", targets=("pkg.b.T",))
+    base = {"code": "AL002", "name": "n", "severity": "error", "path": "a.py", "line": 10, "column": 5,
+            "message": "m", "class_name": "pkg.a.W", "member": "plan", "targets": ("pkg.b.T",)}
     base.update(kw)
     return Finding(**base)
 

@@ -13,11 +13,11 @@ hides the hook, `Hybrid` a wrapper that plans the hook itself.
 from __future__ import annotations
 
 import pytest
+from conftest import lint, write_tree
+from rename_tree import naming, rename_tree
 
 from attn_lint.linter.engine import Settings, analyse
 from attn_lint.linter.summary import summarise_source
-from conftest import lint, write_tree
-from rename_tree import naming, rename_tree
 
 _BACKENDS = """
 class Backend:

@@ -11,10 +11,10 @@ import subprocess
 import sys
 
 import pytest
-
-from attn_lint.linter.cache import Cache
 from conftest import FIXTURES, REPO, lint
 from test_astroid_fallback import BACKENDS, MODEL
+
+from attn_lint.linter.cache import Cache
 
 
 def _json(result):

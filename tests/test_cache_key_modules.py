@@ -24,8 +24,8 @@ def test_every_analysis_module_keys_the_cache(tmp_path, monkeypatch):
         copy.write_bytes(data + b"\n# edited\n")
         original_open = open
 
-        def edited_open(path, mode="r", *a, _real=real, _copy=str(copy), **k):
-            return original_open(_copy if os.path.abspath(path) == _real else path, mode, *a, **k)
+        def edited_open(path, mode="r", *a, _real=real, _copy=str(copy), _open=original_open, **k):
+            return _open(_copy if os.path.abspath(path) == _real else path, mode, *a, **k)
 
         monkeypatch.setattr("builtins.open", edited_open)
         try:

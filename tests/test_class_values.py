@@ -4,10 +4,10 @@ are not all understood (then the annotation answers, not the one `return` it cou
 
 from __future__ import annotations
 
+from conftest import lint, write_tree
+
 from attn_lint.linter.engine import Settings, analyse
 from attn_lint.linter.resolve import Scope
-
-from conftest import lint, write_tree
 
 _MANAGERS = """
 from typing import Literal, Optional, Type, overload

@@ -10,11 +10,10 @@ import sys
 
 import pytest
 from click.testing import CliRunner
+from conftest import FIXTURES, REPO, run_in_pty
 
 from attn_lint.linter import cli as cli_module
 from attn_lint.rules import ALL_RULES, RULES_BY_CODE
-
-from conftest import FIXTURES, REPO, run_in_pty
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 FINDING_KEYS = {"code", "name", "severity", "path", "line", "column", "message", "class", "member", "targets",
@@ -226,7 +225,7 @@ def test_progress_with_counts_on_a_terminal_and_nothing_when_piped(tmp_path):
     tree.mkdir()
     for n in range(30):
         (tree / f"m{n}.py").write_text(f"class C{n}:\n    def f(self):\n        return {n}\n")
-    env = {k: "" for k in ("CI",)}  # CI turns the display off; the tests may run under it
+    env = dict.fromkeys(("CI",), "")  # CI turns the display off; the tests may run under it
     shown = _run_in_pty([tree, "--no-cache", "-j", "1"], env, stream="stderr")
     assert "parsing 30 of 30 files" in shown, shown
     assert "checking AL001 (rule 1 of 3)" in shown, shown

@@ -8,13 +8,11 @@ import textwrap
 
 import pytest
 from click.testing import CliRunner
+from small_trees import TREES
 
-from attn_lint.linter.cli import main
 from attn_lint.linter.cache import default_cache_dir
+from attn_lint.linter.cli import main
 from attn_lint.linter.config import ConfigError, find_project_root, load_config, resolve
-
-from small_trees import TREES  # noqa: E402  (tests/ is on sys.path under pytest)
-
 
 
 def make_tree(root, pyproject: str | None = None, code: str = "AL001") -> None:

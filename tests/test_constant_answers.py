@@ -10,7 +10,6 @@ be the wrapper; the same answer on both sides, or a wrapper answering for its de
 from __future__ import annotations
 
 import pytest
-
 from conftest import lint, write_tree
 from rename_tree import rename_tree
 

@@ -11,12 +11,12 @@ the attribute holds, as a parameter's annotation does.
 from __future__ import annotations
 
 import pytest
+from conftest import lint, write_tree
+from rename_tree import naming, rename_tree
 
 from attn_lint.linter.codec import Parsed, decode_parsed, encode_parsed
 from attn_lint.linter.engine import Settings, analyse
 from attn_lint.linter.summary import summarise_source
-from conftest import lint, write_tree
-from rename_tree import naming, rename_tree
 
 # Paged and Sliding implement the optional hook; the wrapper below never holds Sliding.
 _BACKENDS = """

@@ -10,7 +10,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, lint, pairs
 
 HOOK = "init_mha_chunk_metadata"

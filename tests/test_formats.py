@@ -18,7 +18,6 @@ SCHEMA = pathlib.Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 from small_trees import TREES  # noqa: E402  (tests/ is on sys.path under pytest)
 
 
-
 @pytest.fixture()
 def tree(tmp_path):
     """AL001 and AL002 examples side by side, in one tree."""

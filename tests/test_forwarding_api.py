@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import lint, write_tree
 from rename_tree import rename_tree
 

@@ -16,9 +16,8 @@ seconds once cached. Deselect with `-m "not slow"`.
 
 from __future__ import annotations
 
-import pytest
-
 import history_corpus as hc
+import pytest
 from precision_labels import cache_root
 
 # Measured: 20 of 33 cases in the default report (the same 20 at any confidence): 8, then 15 with

@@ -25,9 +25,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
-import pytest
-
 import history_corpus as hc
+import pytest
 from precision_labels import cache_root
 
 DATA = Path(__file__).resolve().parent / "data"

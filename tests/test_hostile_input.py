@@ -18,8 +18,8 @@ import threading
 import time
 
 import pytest
-
 from conftest import FIXTURES, lint, pairs
+
 from attn_lint.linter.engine import Settings, analyse
 
 GOOD = [("HybridLinearAttnBackend", "init_mha_chunk_metadata")]
@@ -256,8 +256,9 @@ def test_a_defect_in_the_per_file_pass_is_that_files_diagnostic(tmp_path, monkey
     """A bug in the summary of one file (such as the reaching pass once had) must not end the run."""
     import shutil
 
-    from attn_lint.linter import summary
     from conftest import FIXTURES, lint
+
+    from attn_lint.linter import summary
 
     shutil.copytree(FIXTURES / "al001_hidden_hook", tmp_path / "t")
     (tmp_path / "t" / "serving" / "odd.py").write_text("x = 1\n")

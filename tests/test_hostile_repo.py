@@ -20,7 +20,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import write_tree
 from small_trees import TREES
 

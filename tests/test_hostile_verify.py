@@ -16,7 +16,6 @@ import textwrap
 import time
 
 import pytest
-
 from conftest import REPO, write_tree
 from test_verify_isolation import TREE, WRAPPER
 

@@ -4,9 +4,9 @@ reach it (CPython pickle.py: `reduce = getattr(self, "reducer_override", None)`,
 
 from __future__ import annotations
 
-from attn_lint.linter.summary import summarise_source
-
 from conftest import lint, pairs, write_tree
+
+from attn_lint.linter.summary import summarise_source
 
 # TrtBackend.plan_chunks binds one argument; FlashBackend's binds two.
 _BACKENDS = """

@@ -11,7 +11,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import FIXTURES
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

@@ -10,7 +10,6 @@ annotation still answers.
 from __future__ import annotations
 
 import pytest
-
 from conftest import lint, write_tree
 from rename_tree import rename_tree
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import shutil
 
 import pytest
-
 from conftest import FIXTURES, lint
 
 _CASE = FIXTURES / "passed_class_values"

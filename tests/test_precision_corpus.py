@@ -11,9 +11,8 @@ reason about, so that a code base going silent is seen for what it is.
 
 from __future__ import annotations
 
-import pytest
-
 import precision_labels as pl
+import pytest
 
 # name -> (ceiling of findings judged false or unclear in the default report, the least wrappers
 # and probe sites the analysis must find: a tree it stops understanding would also be "silent")

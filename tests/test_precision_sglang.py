@@ -15,9 +15,8 @@ from __future__ import annotations
 import json
 import os
 
-import pytest
-
 import precision_labels as pl
+import pytest
 from test_real_sglang import sglang_tree
 
 PRECISION_TARGET = float(os.environ.get("ATTN_LINT_PRECISION_TARGET") or 0.80)

@@ -8,9 +8,8 @@ false or unclear than it did (MISJUDGED_CEILING, a ratchet: lower it as signals 
 
 from __future__ import annotations
 
-import pytest
-
 import precision_labels as pl
+import pytest
 
 LABELS = "tokenspeed-0.1.1"
 # measured 2026-12-04: 9 in the default report, all judged false or unclear (11 before model-reach

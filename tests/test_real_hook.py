@@ -8,11 +8,11 @@ from __future__ import annotations
 import types
 
 import pytest
+from conftest import write_tree
 
 from attn_lint.linter.engine import Settings, analyse
 from attn_lint.runtime_check.loader import TreeLoader
 from attn_lint.runtime_check.real_hook import RealHookUnavailable, real_backend
-from conftest import write_tree
 
 TREE = {
     "rhpkg/__init__.py": "",

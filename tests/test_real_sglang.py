@@ -15,9 +15,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from precision_labels import release_tree
 
 from attn_lint.linter.engine import Settings, analyse
-from precision_labels import release_tree  # noqa: E402  (tests/ is on sys.path under pytest)
 
 pytestmark = pytest.mark.network
 

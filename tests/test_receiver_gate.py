@@ -10,7 +10,6 @@ object, or a test that does not dominate the probe leaves the finding in the def
 from __future__ import annotations
 
 import pytest
-
 from conftest import lint, write_tree
 from rename_tree import rename_tree
 

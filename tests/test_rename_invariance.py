@@ -14,14 +14,14 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, lint, write_tree
+from rename_tree import naming, rename_path, rename_tree
 
 from attn_lint.linter import signals
 from attn_lint.linter.confidence import Signal
 from attn_lint.linter.findings import Reason
 from attn_lint.linter.signals import active_signals
 from attn_lint.rules import ALL_RULES
-from conftest import FIXTURES, lint, write_tree
-from rename_tree import naming, rename_path, rename_tree
 
 # A wrapper whose delegate is built (through a registry) from one implementation only, while another
 # defines the hook the model probes; a second wrapper is built from the implementation that has it.

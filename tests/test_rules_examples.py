@@ -5,10 +5,9 @@ from __future__ import annotations
 import re
 
 import pytest
+from conftest import lint, pairs, write_tree
 
 from attn_lint.rules import ALL_RULES, RULES_BY_CODE, Example
-
-from conftest import lint, pairs, write_tree
 
 
 def _cases(kind: str):

@@ -14,11 +14,10 @@ import sys
 import time
 
 import pytest
+from conftest import FIXTURES, lint
 
 from attn_lint.linter import server
 from attn_lint.linter.engine import Settings
-
-from conftest import FIXTURES, lint
 
 # The project the CLI's runs below belong to: found from this directory (the checkout's git root);
 # trees under tmp_path have no pyproject.toml or git root of their own, so theirs is this one too.

@@ -6,9 +6,9 @@ from __future__ import annotations
 import ast
 
 import pytest
+from conftest import lint, write_tree
 
 from attn_lint.linter.summary import is_checks_only_body
-from conftest import lint, write_tree
 
 _TREE = '''
 class Backend:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from conftest import lint, write_tree
 
 from attn_lint.linter.summary import summarise_source
-
-from conftest import lint, write_tree
 
 _BASE = '''
 class Backend:

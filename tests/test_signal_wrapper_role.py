@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import ast
 
-from attn_lint.linter.summary import is_unimplemented_body
-
 from conftest import lint, write_tree
+
+from attn_lint.linter.summary import is_unimplemented_body
 
 _FAMILY = '''
 from abc import ABC, abstractmethod

@@ -17,8 +17,15 @@ import sys
 import pytest
 
 from attn_lint.linter.signature import CallShape, bind_error, bound_params
-from attn_lint.linter.summary import (KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD,
-                                      VAR_POSITIONAL, Param, summarise_source)
+from attn_lint.linter.summary import (
+    KEYWORD_ONLY,
+    POSITIONAL_ONLY,
+    POSITIONAL_OR_KEYWORD,
+    VAR_KEYWORD,
+    VAR_POSITIONAL,
+    Param,
+    summarise_source,
+)
 
 pytestmark = pytest.mark.skipif(sys.version_info < (3, 10), reason="message texts are CPython 3.10+")
 
@@ -65,8 +72,8 @@ SIGNATURES = _signatures()
 
 def _calls():
     out = []
-    for n in range(0, 5):
-        for k in range(0, 3):
+    for n in range(5):
+        for k in range(3):
             for kws in itertools.combinations(KEYWORD_POOL, k):
                 out.append((n, kws))
     return out
@@ -93,13 +100,13 @@ def _build(params_src: str, kind: str):
         fn = summary.functions["f"]
         return namespace["f"], fn.params, "f", 0
     fn = summary.classes["C"].methods["f"]
-    target = getattr(namespace["C"](), "f")
+    target = namespace["C"]().f
     return target, bound_params(fn), "C.f", 0 if kind == "staticmethod" else 1
 
 
 def _real_error(target, n: int, kws: tuple[str, ...]) -> str | None:
     try:
-        target(*range(n), **{k: 0 for k in kws})
+        target(*range(n), **dict.fromkeys(kws, 0))
     except TypeError as exc:
         return str(exc)
     return None
@@ -107,7 +114,7 @@ def _real_error(target, n: int, kws: tuple[str, ...]) -> str | None:
 
 def _inspect_ok(target, n: int, kws: tuple[str, ...]) -> bool:
     try:
-        inspect.signature(target).bind(*range(n), **{k: 0 for k in kws})
+        inspect.signature(target).bind(*range(n), **dict.fromkeys(kws, 0))
     except TypeError:
         return False
     return True
@@ -199,7 +206,7 @@ def test_star_calls_are_only_flagged_when_provably_wrong(kind):
                                  implicit=implicit)
                 if got is None:
                     continue
-                extra_pos = range(0, 4) if star else (0,)
+                extra_pos = range(4) if star else (0,)
                 extra_kw_sets = ([()] + [(k,) for k in KEYWORD_POOL if k not in kws] +
                                  [tuple(k for k in KEYWORD_POOL if k not in kws)]) if double_star else [()]
                 for extra in extra_pos:

@@ -12,7 +12,6 @@ lacks, is still a hidden hook.
 from __future__ import annotations
 
 import pytest
-
 from conftest import lint, write_tree
 from rename_tree import rename_tree
 

@@ -11,7 +11,6 @@ is what those calls pass; where a call cannot be read (the function handed on as
 from __future__ import annotations
 
 import pytest
-
 from conftest import lint, write_tree
 from rename_tree import rename_tree
 

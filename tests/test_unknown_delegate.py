@@ -15,7 +15,6 @@ imports under branches, and the order of local bindings.
 from __future__ import annotations
 
 import pytest
-
 from conftest import lint, write_tree
 from rename_tree import rename_tree
 

@@ -13,7 +13,6 @@ Two ways the analysis used to read a delegate it could not see as "any subclass 
 from __future__ import annotations
 
 import pytest
-
 from conftest import lint, write_tree
 from rename_tree import rename_tree
 

@@ -14,14 +14,15 @@ from dataclasses import replace
 
 import pytest
 from click.testing import CliRunner
+from conftest import FIXTURES, run_in_pty, write_tree
 
 from attn_lint.linter.engine import Settings, analyse
 from attn_lint.linter.findings import Finding
-from attn_lint.runtime_check import flashinfer_smoke, verify as verify_mod
+from attn_lint.runtime_check import flashinfer_smoke
+from attn_lint.runtime_check import verify as verify_mod
 from attn_lint.runtime_check.loader import TreeLoader
-from attn_lint.runtime_check.standins import Standin, make_delegate, delegate_log
+from attn_lint.runtime_check.standins import Standin, delegate_log, make_delegate
 from attn_lint.runtime_check.verify import Verification, json_extra, render_table, verify
-from conftest import FIXTURES, run_in_pty, write_tree
 
 HOOK = "init_mha_chunk_metadata"
 

@@ -15,7 +15,6 @@ import sys
 import time
 
 import pytest
-
 from conftest import REPO, write_tree
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="isolation needs os.fork")

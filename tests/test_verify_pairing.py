@@ -7,6 +7,8 @@ from __future__ import annotations
 import pathlib
 from dataclasses import replace
 
+from conftest import write_tree
+
 from attn_lint.linter.engine import Settings, analyse
 from attn_lint.runtime_check import standins
 from attn_lint.runtime_check.decisions import CONFIRMED, VERDICTS, decide
@@ -14,7 +16,6 @@ from attn_lint.runtime_check.flashinfer_use import plans_flashinfer
 from attn_lint.runtime_check.pairing import ChoiceDict, Explorer, Search
 from attn_lint.runtime_check.standins import Standin, set_explorer
 from attn_lint.runtime_check.verify import verify
-from conftest import write_tree
 
 FI_TREE = pathlib.Path(__file__).parent / "data" / "flashinfer_tree" / "fitree"
 

@@ -5,12 +5,12 @@ registry, and no finding judged false is confirmed (issue 11)."""
 
 from __future__ import annotations
 
-import pytest
-
 import precision_labels as pl
+import pytest
+from test_real_sglang import sglang_tree
+
 from attn_lint.linter.engine import Settings, analyse
 from attn_lint.runtime_check.verify import verify
-from test_real_sglang import sglang_tree
 
 LABELS = "sglang-0.5.23-srt"
 AL002 = "AL002:sglang.srt.disaggregation.encoder.receiver.MMReceiverBase:encode"

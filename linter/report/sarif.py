@@ -2,8 +2,9 @@
 
 One run; `tool.driver.rules` describes every rule (help text from the rule's doc); each result has
 its ruleId/ruleIndex, level, message, a physical location, the evidence chain as relatedLocations
-(also linked from the message), and a partial fingerprint: the finding's identity (linter/identity.py), which a line shift, a
-module move or one more implementation named leaves as it is, so code scanning keeps one alert.
+(also linked from the message), and a partial fingerprint: the finding's identity
+(linter/identity.py), which a line shift, a module move or one more implementation named leaves as
+it is, so code scanning keeps one alert.
 Paths are URIs relative to `%SRCROOT%` (the project root). A result's `rank` follows its
 confidence (high 90, medium 60, low 20) and its properties hold `confidence` and
 `confidence_reasons`; latent findings (low confidence) are results only with --show-latent, at
@@ -17,8 +18,8 @@ import os
 from urllib.parse import quote
 
 from ... import __version__
-from ..identity import identity
 from ..engine import Result
+from ..identity import identity
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}

@@ -15,8 +15,8 @@ from rich.text import Text
 
 from ..discover import decode_source, open_source
 from ..engine import Result
-from ..identity import identity
 from ..findings import Finding
+from ..identity import identity
 from . import latent as latent_report
 from .printable import printable
 

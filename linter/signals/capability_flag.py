@@ -41,7 +41,7 @@ class CapabilityFlag(Signal):
            "the very receiver's class (`self.use_x = runner.backend.supports_x`, else False), never "
            "meets a wrapper whose class keeps the family's false default for that flag.")
 
-    def rule_out(self, ctx: "Context", p: Pairing) -> Reason | None:
+    def rule_out(self, ctx: Context, p: Pairing) -> Reason | None:
         site = p.site
         if p.wrapper is None or site.cls is None or not site.fn.params or not site.fn.guards \
                 or p.receiver is None or site.fn.kind != "method":
@@ -84,7 +84,7 @@ class CapabilityFlag(Signal):
         return None
 
 
-def _kept_from(ctx: "Context", classes: frozenset[str], flag: str) -> tuple | None:
+def _kept_from(ctx: Context, classes: frozenset[str], flag: str) -> tuple | None:
     """(the written-out object, capability attribute, path, line) when every store of `self.<flag>`
     in `classes` is a false literal or a read of that one attribute of that one object."""
     index = ctx.index
@@ -111,7 +111,7 @@ def _kept_from(ctx: "Context", classes: frozenset[str], flag: str) -> tuple | No
     return source
 
 
-def _false_default(ctx: "Context", wrapper: str, capability: str) -> tuple | None:
+def _false_default(ctx: Context, wrapper: str, capability: str) -> tuple | None:
     """(owner, path, line) of the false class-level default the wrapper keeps for `capability`."""
     index = ctx.index
     for cls in index.mro(wrapper):
@@ -137,7 +137,7 @@ def _stored_otherwise(info, attr: str) -> bool:
     return any(attr in m.other_stores or "*" in m.other_stores for m in info.methods.values())
 
 
-def _written_out(ctx: "Context", classes: frozenset[str], owner: str, fn, ref: tuple | None,
+def _written_out(ctx: Context, classes: frozenset[str], owner: str, fn, ref: tuple | None,
                  depth: int) -> tuple | None:
     """An expression with its locals replaced by their one value, the method's `self` as `_SELF`,
     and a parameter kept as `self.<attr>` as that attribute; None where that is not one object."""
@@ -161,7 +161,7 @@ def _written_out(ctx: "Context", classes: frozenset[str], owner: str, fn, ref: t
     return None
 
 
-def _kept_parameter(ctx: "Context", classes: frozenset[str], owner: str, fn, param: str,
+def _kept_parameter(ctx: Context, classes: frozenset[str], owner: str, fn, param: str,
                     depth: int) -> str | None:
     """`attr` when `fn` stores `param` as `self.<attr>` (itself, or by handing it to the base's
     `__init__` through `super().__init__(...)`) and every store of that attribute in `classes` is

@@ -32,7 +32,7 @@ class CheckOnly(Signal):
            "raises or asserts): skipping it behind a wrapper lets through what it would refuse, but no "
            "working configuration loses behaviour.")
 
-    def rule_out(self, ctx: "Context", p: Pairing) -> Reason | None:
+    def rule_out(self, ctx: Context, p: Pairing) -> Reason | None:
         if p.rule not in _SKIPPED_HOOK_RULES or p.impl not in ctx.index.classes:
             return None
         found = ctx.index.method(p.impl, p.member)

@@ -34,7 +34,7 @@ class DeclaredRefusal(Signal):
            "NotImplementedError: the wrapper's author declared the hook unsupported there, so the "
            "configurations it refuses are not drift the code missed (still listed as latent).")
 
-    def rule_out(self, ctx: "Context", p: Pairing) -> Reason | None:
+    def rule_out(self, ctx: Context, p: Pairing) -> Reason | None:
         index = ctx.index
         if p.rule not in _INHERITED_DEFAULT_RULES or p.wrapper is None or p.wrapper not in index.classes:
             return None

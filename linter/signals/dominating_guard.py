@@ -31,7 +31,7 @@ class DominatingGuard(Signal):
            "`if self.use_x:`) meets only the delegates the constructor builds where that flag has the "
            "tested value; an implementation only the other branches build never runs there.")
 
-    def rule_out(self, ctx: "Context", p: Pairing) -> Reason | None:
+    def rule_out(self, ctx: Context, p: Pairing) -> Reason | None:
         site = p.site
         if p.wrapper is None or site.cls is None or not site.fn.params or not site.fn.guards:
             return None
@@ -70,7 +70,7 @@ def _own_attr(ref: tuple | None, self_name: str) -> str | None:
     return self_flag(ref, self_name) if ref is not None else None
 
 
-def _decide(ctx: "Context", wrapper: str, site_cls: str, attr: str, tested: dict[str, bool],
+def _decide(ctx: Context, wrapper: str, site_cls: str, attr: str, tested: dict[str, bool],
             impl: str) -> tuple | None:
     """(flag, polarity, path, line of an excluded assignment that builds `impl`) or None."""
     index = ctx.index
@@ -80,7 +80,7 @@ def _decide(ctx: "Context", wrapper: str, site_cls: str, attr: str, tested: dict
     impl_mro = set(index.mro(impl)) if impl in index.classes else {impl}
     excluded_by = None
     apart: set[str] = set()  # parameters never passed together with the flag's
-    flags_stored_from_params = {f: True for f in tested}
+    flags_stored_from_params = dict.fromkeys(tested, True)
     for c in sorted(classes):
         entry = index.classes.get(c)
         if entry is None:
@@ -109,7 +109,7 @@ def _decide(ctx: "Context", wrapper: str, site_cls: str, attr: str, tested: dict
     return (*excluded_by, tuple(sorted(apart)))
 
 
-def _types(ctx: "Context", entry, method, value, ann) -> frozenset | None:
+def _types(ctx: Context, entry, method, value, ann) -> frozenset | None:
     """The classes an assignment can hold; None when the index cannot tell (anything)."""
     resolver = ctx.resolver
     if ann is not None:
@@ -140,7 +140,7 @@ def _decided(method, line: int, tested: dict[str, bool]) -> tuple[str, bool] | N
     return None
 
 
-def _never_together(ctx: "Context", cls: str, method, line: int, tested: dict[str, bool]) -> set[str]:
+def _never_together(ctx: Context, cls: str, method, line: int, tested: dict[str, bool]) -> set[str]:
     """An `__init__` assignment made only when a parameter is passed (`if inner is not None:`, the
     parameter defaulting to None), in a class that no call in the tree builds passing both that
     parameter and the one the tested flag is stored from (which defaults to false): where the flag

@@ -57,7 +57,7 @@ class ModelReach(Signal):
            "whose code reaches the site.")
     per_module = None  # set below, once _module_tables is defined
 
-    def rule_out(self, ctx: "Context", p: Pairing) -> Reason | None:
+    def rule_out(self, ctx: Context, p: Pairing) -> Reason | None:
         if p.wrapper is None or p.wrapper not in ctx.index.classes:
             return None
         state = reach_of(ctx)
@@ -80,7 +80,7 @@ class ModelReach(Signal):
                       f"reached only from model classes {names}, which that test never admits")
 
 
-def reach_of(ctx: "Context") -> "_Reach":
+def reach_of(ctx: Context) -> _Reach:
     """The run's tree-wide reach tables (built once, on first use)."""
     state = ctx.__dict__.get("_model_reach")
     if state is None:
@@ -88,12 +88,12 @@ def reach_of(ctx: "Context") -> "_Reach":
     return state
 
 
-def _admits(key: frozenset, root: str, ctx: "Context") -> bool:
+def _admits(key: frozenset, root: str, ctx: Context) -> bool:
     return ("cls", root) in key or ("mod", ctx.index.classes[root].module) in key
 
 
 class _Reach:
-    def __init__(self, ctx: "Context"):
+    def __init__(self, ctx: Context):
         self.ctx = ctx
         self.index = ctx.index
         self._class_memo: dict[str, frozenset | None] = {}
@@ -237,11 +237,11 @@ class _Reach:
         if not callers:
             return None
         out: list = []
-        for m, c, f, l in callers:
+        for m, c, f, line in callers:
             ident = (m, c, f.name)
             if ident in seen:
                 continue
-            found = self._guards(m, c, f, l, depth + 1, seen | {(module, cls, fn.name)})
+            found = self._guards(m, c, f, line, depth + 1, seen | {(module, cls, fn.name)})
             if found is None:
                 return None
             out.extend(found)
@@ -370,7 +370,8 @@ class _Reach:
             for name, lits in mod.summary.name_literals:
                 cname, _, attr = name.rpartition(".")
                 qual = f"{mod.name}.{cname}"
-                if attr == "model_type" and qual in self.index.classes:  # (a class body's; module-level names have no dot)
+                # (a class body's; module-level names have no dot)
+                if attr == "model_type" and qual in self.index.classes:
                     table.setdefault(lits[0], []).append(qual)
         return table
 

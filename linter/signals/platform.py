@@ -40,7 +40,7 @@ class PlatformSignal(Signal):
            "code (a folder, module, class or function named for a platform, a dominating `is_npu()`-style "
            "test, a platform kernel import) and the platforms of two of them cannot meet.")
 
-    def rule_out(self, ctx: "Context", p: Pairing) -> Reason | None:
+    def rule_out(self, ctx: Context, p: Pairing) -> Reason | None:
         state = ctx.__dict__.get("_platform")
         if state is None:
             state = ctx.__dict__["_platform"] = _Platforms(ctx)
@@ -116,7 +116,7 @@ def _named(words: set[str]):
 class _Platforms:
     """Per-run memo of the platform facts of modules, classes and wrappers."""
 
-    def __init__(self, ctx: "Context"):
+    def __init__(self, ctx: Context):
         self.index = ctx.index
         self._modules: dict[str, tuple | None] = {}
         self._imported: dict[str, tuple | None] = {}

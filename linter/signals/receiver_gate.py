@@ -31,7 +31,7 @@ class ReceiverGate(Signal):
            "is a false constant (a method or property returning False/None/0, a false class attribute "
            "nothing stores on the instance).")
 
-    def rule_out(self, ctx: "Context", p: Pairing) -> Reason | None:
+    def rule_out(self, ctx: Context, p: Pairing) -> Reason | None:
         site = p.site
         if p.wrapper is None or p.receiver is None or not site.fn.guards or p.wrapper not in ctx.index.classes:
             return None
@@ -53,7 +53,7 @@ class ReceiverGate(Signal):
         return None
 
 
-def _false_answer(ctx: "Context", wrapper: str, member: str, called: bool) -> tuple[str, str, int] | None:
+def _false_answer(ctx: Context, wrapper: str, member: str, called: bool) -> tuple[str, str, int] | None:
     """(owner, path, line) where the wrapper's `member` is a false constant: a method (called)
     or property (read) whose body only returns one, or a false class attribute (read) no method
     of the wrapper's classes stores on `self`."""

@@ -29,7 +29,7 @@ class UnknownDelegate(Signal):
            "delegate: every assignment of the delegate is followed to what its builders build (parameters, "
            "locals, returns, registries); a declared type alone names no configuration.")
 
-    def rule_out(self, ctx: "Context", p: Pairing) -> Reason | None:
+    def rule_out(self, ctx: Context, p: Pairing) -> Reason | None:
         model = ctx.model
         w = model.wrappers.get(p.wrapper) if p.wrapper else None
         if w is None or p.rule == "AL002":

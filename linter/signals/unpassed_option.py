@@ -31,7 +31,7 @@ class UnpassedOption(Signal):
            "anywhere, no construction filling its position): what the delegate holds then is chosen "
            "outside the tree, and its annotation bounds that choice without making it.")
 
-    def rule_out(self, ctx: "Context", p: Pairing) -> Reason | None:
+    def rule_out(self, ctx: Context, p: Pairing) -> Reason | None:
         if p.wrapper is None or p.wrapper not in ctx.index.classes:
             return None
         attrs = _attrs_holding(ctx, p)
@@ -53,7 +53,7 @@ class UnpassedOption(Signal):
                       f"default and which no call in the tree passes: what it holds is chosen outside the tree")
 
 
-def _attrs_holding(ctx: "Context", p: Pairing) -> list[str]:
+def _attrs_holding(ctx: Context, p: Pairing) -> list[str]:
     """The wrapper's attributes through which the pairing's implementation is held: the
     receiver's own `self.<attr>` at a call in the class (AL002), else the wrapper's delegates
     whose classes include the implementation."""
@@ -69,7 +69,7 @@ def _attrs_holding(ctx: "Context", p: Pairing) -> list[str]:
     return [d.attr for d in model.delegates_holding(w, p.impl)]
 
 
-def _unpassed(ctx: "Context", qual: str, attr: str) -> tuple["FunctionInfo", "Param", str] | None:
+def _unpassed(ctx: Context, qual: str, attr: str) -> tuple[FunctionInfo, Param, str] | None:
     """(`__init__`, its parameter, the class defining it) when every store of `self.<attr>` in
     the class and its bases is that parameter of `__init__`, it has a default, and nothing in the
     tree passes it."""

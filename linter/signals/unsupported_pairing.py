@@ -46,7 +46,7 @@ class UnsupportedPairing(Signal):
            "some implementations have, a wrapper lacking it would crash there first: the wrapper "
            "holding such an implementation is a pairing the code itself cannot run.")
 
-    def rule_out(self, ctx: "Context", p: Pairing) -> Reason | None:
+    def rule_out(self, ctx: Context, p: Pairing) -> Reason | None:
         if p.wrapper is None or p.wrapper not in ctx.index.classes or p.wrapper in ctx.index.mro(p.impl):
             return None  # (no wrapper: the receiver's own class is the implementation)
         memo = ctx.__dict__.setdefault("_unsupported_pairing_memo", {})
@@ -85,7 +85,7 @@ def _object_keys(fn, ref: tuple | None) -> set:
     return keys
 
 
-def _hard_use(ctx: "Context", p: Pairing) -> tuple[str, int, str] | None:
+def _hard_use(ctx: Context, p: Pairing) -> tuple[str, int, str] | None:
     """(path, line, what) of an unguarded read of the probed object that the wrapper cannot serve
     but `impl` can."""
     index = ctx.index
@@ -134,7 +134,7 @@ def _wrapper_fails(index, wrapper: str, impl: str, attr: str, chained: bool) -> 
 class _Consumers:
     """Per run: the unguarded member calls on an accessor's result, found lazily by member."""
 
-    def __init__(self, ctx: "Context"):
+    def __init__(self, ctx: Context):
         self.ctx = ctx
         self.index = ctx.index
         self._optional = {(id(site.fn), call.line, call.col) for site, call, _ in ctx.optional_candidates}
@@ -147,7 +147,7 @@ class _Consumers:
         self._slot_readers: dict[tuple[str, str], set[str]] | None = None  # (slot, attr) -> modules
 
     @staticmethod
-    def of(ctx: "Context") -> "_Consumers":
+    def of(ctx: Context) -> _Consumers:
         found = ctx.__dict__.get("_unsupported_pairing_consumers")
         if found is None:
             found = ctx.__dict__["_unsupported_pairing_consumers"] = _Consumers(ctx)
@@ -206,7 +206,8 @@ class _Consumers:
         return out
 
     def _accessor_of(self, site, ref: tuple | None, depth: int = 0) -> tuple | None:
-        """(name, static classes, slot attribute or None) when `ref` is a call of an accessor, or a local bound only to one."""
+        """(name, static classes, slot attribute or None) when `ref` is a call of an accessor, or a
+        local bound only to one."""
         if ref is None or depth > 2:
             return None
         if ref[0] == "name" and ref[1] in site.fn.locals:

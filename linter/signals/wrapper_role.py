@@ -36,15 +36,15 @@ _is_abstract_method = is_abstract
 class _Roles:
     """Per-run memo of the structural facts this signal reads, built lazily for the classes asked."""
 
-    def __init__(self, ctx: "Context"):
+    def __init__(self, ctx: Context):
         self.index = ctx.index
         self.model = ctx.model
-        self._abstract: dict[str, tuple[str, "FunctionInfo"] | None] = {}
+        self._abstract: dict[str, tuple[str, FunctionInfo] | None] = {}
         self._declared: dict[str, frozenset[str]] = {}
         self._reach: dict[tuple[str, str], frozenset[str]] = {}
 
     # --- abstract classes ----------------------------------------------------------------------
-    def abstract(self, qual: str) -> tuple[str, "FunctionInfo"] | None:
+    def abstract(self, qual: str) -> tuple[str, FunctionInfo] | None:
         """(owner, method) of an operation `qual` declares without implementing, if it is abstract:
         an `@abstractmethod` nothing in its MRO implements, or a NotImplementedError placeholder
         `qual` itself declares and a subclass implements. A class that merely inherits such a
@@ -102,7 +102,7 @@ class _Roles:
             hit = self._reach[key] = frozenset(self._body_reach(wq, found[1], attrs, 1)) if found else frozenset()
         return hit
 
-    def _body_reach(self, wq: str, fn: "FunctionInfo", attrs: frozenset[str], hops: int) -> set[str]:
+    def _body_reach(self, wq: str, fn: FunctionInfo, attrs: frozenset[str], hops: int) -> set[str]:
         if not fn.params:
             return set()
         me = ("name", fn.params[0].name)
@@ -120,7 +120,7 @@ class _Roles:
             out |= self._delegates_in(wq, fn, probe.receiver, attrs)
         return out
 
-    def _delegates_in(self, wq: str, fn: "FunctionInfo", ref: tuple | None, attrs: frozenset[str],
+    def _delegates_in(self, wq: str, fn: FunctionInfo, ref: tuple | None, attrs: frozenset[str],
                       depth: int = 0) -> set[str]:
         """The delegate attributes an expression can be read from."""
         if ref is None or depth > 4:
@@ -164,7 +164,7 @@ class _Roles:
         return any(_reads(r, fn, me, names) for r in fn.return_values) and \
             any(_computed_without(r, fn, me, names) for r in fn.return_values)
 
-    def does_itself(self, wq: str, ops: frozenset[str], roots: frozenset[str]) -> list[tuple[str, str, "FunctionInfo"]]:
+    def does_itself(self, wq: str, ops: frozenset[str], roots: frozenset[str]) -> list[tuple[str, str, FunctionInfo]]:
         """(op, owner, method) of the operations `wq` implements with a body of its own (not a
         constant) that reaches none of its delegates, or reaches one only as a fallback."""
         out = []
@@ -186,7 +186,7 @@ class _DelegatesAndMethods:
         return name in self.attrs or self.index.method(self.wq, name) is not None
 
 
-def _reads(ref, fn: "FunctionInfo", me: str, names, depth: int = 0) -> bool:
+def _reads(ref, fn: FunctionInfo, me: str, names, depth: int = 0) -> bool:
     """The expression reads `self.<n>` for some `n` in `names` somewhere in it (through locals)."""
     if not isinstance(ref, tuple) or depth > 8:
         return False
@@ -197,7 +197,7 @@ def _reads(ref, fn: "FunctionInfo", me: str, names, depth: int = 0) -> bool:
     return any(_reads(part, fn, me, names, depth + 1) for part in ref[1:])
 
 
-def _held(ref, fn: "FunctionInfo", me: str, depth: int = 0) -> bool:
+def _held(ref, fn: FunctionInfo, me: str, depth: int = 0) -> bool:
     """The expression is an attribute of `self` (`self.pool`, or a local bound to one)."""
     if ref is None or depth > 4:
         return False
@@ -208,7 +208,7 @@ def _held(ref, fn: "FunctionInfo", me: str, depth: int = 0) -> bool:
     return False
 
 
-def _computed_without(ref, fn: "FunctionInfo", me: str, names, depth: int = 0) -> bool:
+def _computed_without(ref, fn: FunctionInfo, me: str, names, depth: int = 0) -> bool:
     """A returned value the method computed itself: a call reading neither a delegate nor a
     method of its own (which may hand on to one) nor made on an object it holds, e.g. of a
     kernel function it holds. Not a parameter handed back."""
@@ -239,7 +239,7 @@ class WrapperRole(Signal):
            "object at a site: pairings with an abstract implementation cannot run, and a claim about "
            "an abstract wrapper holds only through a concrete subclass that inherits it.")
 
-    def rule_out(self, ctx: "Context", p: Pairing) -> Reason | None:
+    def rule_out(self, ctx: Context, p: Pairing) -> Reason | None:
         roles = ctx.__dict__.get("_wrapper_roles")
         if roles is None:
             roles = ctx.__dict__["_wrapper_roles"] = _Roles(ctx)
