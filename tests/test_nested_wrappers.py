@@ -155,6 +155,42 @@ def build():
 ''', commit="self.dense.commit_state(steps)") == []
 
 
+def test_forwarding_is_followed_down_more_than_one_wrapper(tmp_path):
+    """Mixed hands `commit_state` to its dense delegate, a Relay wrapper, which hands it to Dense,
+    which never has it: neither wrapper provides it, so Phased around them hides nothing. Read one
+    level deep, Relay's own method would count as providing it."""
+    relay = '''
+class Relay(Backend):
+    def __init__(self, inner: Backend):
+        self.inner = inner
+
+    def forward(self, batch):
+        return self.inner.forward(batch)
+
+    def commit_state(self, steps):
+        return self.inner.commit_state(steps)
+
+'''
+    def commit_state_findings(root, builds):
+        found = _lint(root, relay + builds, commit="self.dense.commit_state(steps)")
+        return [p for p in pairs(found) if p[1] == "commit_state"]  # (Relay hides Dense's `max_len` too)
+
+    assert commit_state_findings(tmp_path / "never", '''
+def build():
+    return Phased(Mixed(Relay(Dense()), StateCache()), Dense())
+''') == []
+    # A leaf that has it at the bottom makes the whole chain provide it: Phased hides it.
+    assert commit_state_findings(tmp_path / "provided", '''
+class Deep(Dense):
+    def commit_state(self, steps):
+        self.steps = steps
+
+
+def build():
+    return Phased(Mixed(Relay(Deep()), StateCache()), Dense())
+''') == [("Phased", "commit_state")]
+
+
 def test_the_outer_wrapper_forwarding_the_hook_is_not_reported(tmp_path):
     assert _lint(tmp_path, '''
 def build():

@@ -1,0 +1,72 @@
+"""A wrapper with a base outside the tree is not reported by AL001 or AL003: the members that base
+gives it cannot be seen (the README's promise; `index.opaque_bases`)."""
+
+from __future__ import annotations
+
+from conftest import lint, pairs, write_tree
+
+_BACKENDS = '''
+{imports}
+
+class Backend:
+    def forward(self, batch):
+        raise NotImplementedError
+
+    def on_warmup(self):
+        pass
+
+
+class FlashBackend(Backend):
+    def forward(self, batch):
+        return batch
+
+    def plan_chunks(self, batch):
+        self.planned = batch
+
+    def on_warmup(self):
+        self.warm = True
+
+
+class HybridBackend({bases}):
+    def __init__(self, full_attn_backend: Backend):
+        self.full_attn_backend = full_attn_backend
+
+    def forward(self, batch):
+        return self.full_attn_backend.forward(batch)
+'''
+
+_MODEL = '''
+from serving.backends import Backend, FlashBackend, HybridBackend
+
+def build():
+    return HybridBackend(FlashBackend())
+
+def prefill(backend: Backend, batch):
+    if hasattr(backend, "plan_chunks"):
+        backend.plan_chunks(batch)
+    backend.on_warmup()
+    return backend.forward(batch)
+'''
+
+
+def _tree(tmp_path, bases: str, imports: str = ""):
+    return write_tree(tmp_path, {"serving/__init__.py": "",
+                                 "serving/backends.py": _BACKENDS.format(bases=bases, imports=imports),
+                                 "serving/model.py": _MODEL})
+
+
+def test_the_wrapper_with_in_tree_bases_is_reported(tmp_path):
+    root = _tree(tmp_path, "Backend")
+    assert pairs(lint(root, select=("AL001",)).findings) == [("HybridBackend", "plan_chunks")]
+    assert pairs(lint(root, select=("AL003",)).findings) == [("HybridBackend", "on_warmup")]
+
+
+def test_a_base_outside_the_tree_silences_both_rules(tmp_path):
+    root = _tree(tmp_path, "Backend, PlanningMixin", "from vendor_lib import PlanningMixin")
+    assert lint(root, select=("AL001",)).findings == []
+    assert lint(root, select=("AL003",)).findings == []
+
+
+def test_inert_external_bases_do_not(tmp_path):
+    root = _tree(tmp_path, "Backend, ABC", "from abc import ABC")
+    assert pairs(lint(root, select=("AL001",)).findings) == [("HybridBackend", "plan_chunks")]
