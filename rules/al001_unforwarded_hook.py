@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..linter.confidence import Pairing
 from ..linter.findings import Evidence, Finding
-from .base import Example, Rule, assessed, holding_delegates, short
+from .base import Example, Reach, Rule, assessed, holding_delegates, short
 
 if TYPE_CHECKING:
     from ..linter.context import Context
@@ -31,6 +31,7 @@ class UnforwardedHook(Rule):
     code = "AL001"
     name = "unforwarded-hook"
     severity = "error"
+    site_kinds = ("probe",)
     summary = "A wrapper backend neither defines nor forwards a hook that callers probe and its delegates implement."
     doc = """\
 ## What it finds
@@ -124,7 +125,7 @@ from serving.backends import Backend
 def prefill(backend: Backend, batch):
     if hasattr(backend, "plan_chunks"):
         backend.plan_chunks(batch)
-'''}),
+'''}, reaches=Reach("HybridBackend", "plan_chunks")),
         # A leaf backend lacking an optional hook is what probes are for.
         Example({"serving/backends.py": _BASE + '''
 class TritonBackend(Backend):
@@ -136,7 +137,7 @@ from serving.backends import Backend
 def prefill(backend: Backend, batch):
     if hasattr(backend, "plan_chunks"):
         backend.plan_chunks(batch)
-'''}),
+'''}, reaches=Reach("TritonBackend", "plan_chunks", wrapper=False)),
         # __getattr__ forwards every hook the delegate has.
         Example({"serving/backends.py": _BASE + '''
 class TwoBatchBackend(Backend):
@@ -154,7 +155,7 @@ from serving.backends import Backend
 def prefill(backend: Backend, batch):
     if hasattr(backend, "plan_chunks"):
         backend.plan_chunks(batch)
-'''}),
+'''}, reaches=Reach("TwoBatchBackend", "plan_chunks")),
     ]
 
     def check(self, ctx: Context) -> Iterable[Finding]:

@@ -11,7 +11,7 @@ from ..linter.findings import Evidence, Finding, Reason
 from ..linter.resolve import Resolution
 from ..linter.signature import CallShape, bind_error, bound_params, format_signature
 from ..linter.summary import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
-from .base import Example, Rule, assessed, calls_on_own_attrs, hands_own_operations, short
+from .base import Example, Reach, Rule, assessed, calls_on_own_attrs, hands_own_operations, short
 
 if TYPE_CHECKING:
     from ..linter.context import Context
@@ -60,6 +60,8 @@ class DelegationSignatureMismatch(Rule):
     code = "AL002"
     name = "delegation-signature-mismatch"
     severity = "error"
+    site_kinds = ("call",)
+    subject_is_wrapper = False  # the calling class: a wrapper, or any class holding a family member
     summary = "A call through a delegate passes arguments that some reachable implementation cannot bind."
     doc = """\
 ## What it finds
@@ -161,7 +163,7 @@ class HybridBackend(Backend):
         hook = getattr(self.full_attn_backend, "plan_chunks", None)
         if hook is not None:
             hook(batch)
-'''}),
+'''}, reaches=Reach("HybridBackend", "plan_chunks")),
         # *args of unknown length: not provably wrong.
         Example({"serving/backends.py": _BACKENDS + '''
 class Runner:
@@ -170,21 +172,30 @@ class Runner:
 
     def step(self, *args):
         self.backend.plan_chunks(*args)
-'''}),
+'''}, reaches=Reach("Runner", "plan_chunks", wrapper=False)),
     ]
 
     VALID += [
         # The override keeps the base's signature.
         Example({"serving/pools.py": _POOLS.replace("def copy_out(self, indices):",
-                                                    "def copy_out(self, indices, extra_indices=None):")}),
+                                                    "def copy_out(self, indices, extra_indices=None):")},
+                reaches=Reach("Allocator", "copy_out", wrapper=False)),
         # Not forwarded from the caller's own parameter: the call passes what every override takes.
         Example({"serving/pools.py": _POOLS.replace("self._pool.copy_out(indices, extra_indices=extra_indices)",
-                                                    "self._pool.copy_out(indices)")}),
+                                                    "self._pool.copy_out(indices)")},
+                reaches=Reach("Allocator", "copy_out", wrapper=False)),
         # The override is a placeholder: it fails with or without the parameter.
         Example({"serving/pools.py": _POOLS.replace(
             "def copy_out(self, indices):                  # the base gained `extra_indices`; this one did not\n"
-            "        return indices", "def copy_out(self, indices):\n        raise NotImplementedError")}),
+            "        return indices", "def copy_out(self, indices):\n        raise NotImplementedError")},
+                reaches=Reach("Allocator", "copy_out", wrapper=False)),
     ]
+
+    def reaches(self, ctx, qual: str, member: str) -> bool:
+        """A call of `member` the rule examines is made in `qual`'s own code: the finding would be
+        about the calling class, whatever its receiver holds."""
+        calls = [*ctx.optional_candidates, *ctx.self_attr_calls.get(qual, ()), *ctx.member_calls.get(member, ())]
+        return any(site.cls == qual and target[1] == member for site, _, target in calls)
 
     def identity_subject(self, finding, ctx):
         """A call's finding is about the calling function and the family it calls into (its

@@ -11,7 +11,16 @@ from ..linter.confidence import Pairing
 from ..linter.families import Delegate, Wrapper
 from ..linter.findings import Evidence, Finding
 from ..linter.resolve import Scope
-from .base import Example, Rule, assessed, calls_on_own_attrs, hands_own_operations, holding_delegates, short
+from .base import (
+    Example,
+    Reach,
+    Rule,
+    assessed,
+    calls_on_own_attrs,
+    hands_own_operations,
+    holding_delegates,
+    short,
+)
 
 if TYPE_CHECKING:
     from ..linter.context import Context
@@ -163,17 +172,17 @@ delegates that may not implement a placeholder hook, only where the configuratio
         Example({"serving/backends.py": _BASE + _HYBRID + '''
     def on_warmup_done(self):
         self.full_attn_backend.on_warmup_done()
-''', "serving/runner.py": _RUNNER}),
+''', "serving/runner.py": _RUNNER}, reaches=Reach("HybridBackend", "on_warmup_done")),
         # The wrapper forwards the placeholder hook.
         Example({"serving/backends.py": _PLACEHOLDER_BASE + _HYBRID + '''
     def refresh_after_draft(self, spec):
         self.full_attn_backend.refresh_after_draft(spec)
-''', "serving/verifier.py": _VERIFIER}),
+''', "serving/verifier.py": _VERIFIER}, reaches=Reach("HybridBackend", "refresh_after_draft")),
         # No implementation does more than the placeholder (TritonBackend's override raises too):
         # the wrapper raises where every delegate would.
         Example({"serving/backends.py": _PLACEHOLDER_BASE.replace(
             "        self.positions = spec", "        raise NotImplementedError(\"no draft support\")") + _HYBRID,
-            "serving/verifier.py": _VERIFIER}),
+            "serving/verifier.py": _VERIFIER}, reaches=Reach("HybridBackend", "refresh_after_draft")),
     ]
 
     def check(self, ctx: Context) -> Iterable[Finding]:

@@ -14,11 +14,23 @@ if TYPE_CHECKING:  # the rules' modules load without the tree passes (the warm p
 
 
 @dataclass(frozen=True)
+class Reach:
+    """What an example puts in front of its rule: a class (short name) and a member whose sites
+    the rule reads can be that class. A VALID example passes for the right reason only if its rule
+    still reaches it (tests/test_rules_examples.py holds each one to it)."""
+
+    cls: str
+    member: str
+    wrapper: bool = True  # the class is a wrapper the family model sees
+
+
+@dataclass(frozen=True)
 class Example:
     """A tiny code base (file path -> source) and what the rule must report on it."""
 
     files: dict[str, str]
     expect: tuple[tuple[str, str], ...] = ()  # (class short name, member) per finding; () for valid
+    reaches: Reach | None = None  # for a VALID example: what the rule must still look at
 
 
 class Rule:
@@ -32,6 +44,21 @@ class Rule:
 
     def check(self, ctx: Context) -> Iterable[Finding]:  # pragma: no cover - every rule overrides
         raise NotImplementedError
+
+    # Which sites the rule reads: "probe" (`hasattr` / `getattr(..., default)`), "call" (`x.m(...)`).
+    site_kinds: ClassVar[tuple[str, ...]] = ("probe", "call")
+    # Whether a finding's class is always a wrapper the family model sees (not for a caller's).
+    subject_is_wrapper: ClassVar[bool] = True
+
+    def reaches(self, ctx: Context, qual: str, member: str) -> bool:
+        """Some site of `member` the rule reads has a receiver that can be `qual` (as the rule's
+        own `ctx.reaching` sees it): the case is in front of the rule, whatever it decides."""
+        uses = []
+        if "probe" in self.site_kinds:
+            uses += [(s, p.receiver, p.line, p.col, "probe", None) for s, p in ctx.probes.get(member, ())]
+        if "call" in self.site_kinds:
+            uses += [(s, t[0], c.line, c.col, "call", None) for s, c, t in ctx.member_calls.get(member, ())]
+        return any(True for _ in ctx.reaching(qual, uses))
 
     def identity_subject(self, finding: Finding, ctx: Context) -> tuple[str, set[str]]:
         """What the finding is about, for its identity (linter/identity.py): the class the fix

@@ -65,7 +65,7 @@ def test_receiver_typed_by_astroid_only(tmp_path):
 
 
 def test_without_astroid_the_unknown_receiver_is_not_reported(tmp_path):
-    result = analyse([_tree(tmp_path)], Settings(cache_dir=None, astroid=False))
+    result = analyse([_tree(tmp_path)], Settings(cache_dir=None, astroid=False, select=("AL001",)))
     assert result.findings == []
 
 

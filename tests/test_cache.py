@@ -62,7 +62,7 @@ def test_editing_one_file_reparses_only_that_file(tree, tmp_path):
     second = lint(tree, cache_dir=cache)
     assert second.stats["parsed"] == 1
     assert second.stats["cached"] == first.stats["files"] - 1
-    assert second.findings == [], "the edit (forwarding the hook) fixed the finding"
+    assert [f for f in second.findings if f.code == "AL001"] == [], "the edit (forwarding the hook) fixed the finding"
     # and back: the old finding returns, again parsing one file
     _edit(hybrid, text)
     third = lint(tree, cache_dir=cache)
@@ -80,7 +80,7 @@ def test_editing_a_probe_site_is_seen(tree, tmp_path):
             '"init_mha_chunk_metadata")', '"forward_extend"))'))
     second = lint(tree, cache_dir=cache)
     assert second.stats["parsed"] == 2
-    assert second.findings == []
+    assert [f for f in second.findings if f.code == "AL001"] == []
 
 
 def test_new_and_deleted_files(tree, tmp_path):

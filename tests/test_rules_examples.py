@@ -7,7 +7,8 @@ import re
 import pytest
 from conftest import lint, pairs, write_tree
 
-from attn_lint.rules import ALL_RULES, RULES_BY_CODE, Example
+from attn_lint.linter.engine import Settings, analyse
+from attn_lint.rules import ALL_RULES, RULES_BY_CODE, Example, Reach
 
 
 def _cases(kind: str):
@@ -36,6 +37,46 @@ def test_valid_example_has_no_finding(rule, example: Example, layout, tmp_path):
     result = lint(write_tree(tmp_path, files))
     assert result.errors == []
     assert [f for f in result.findings if f.code == rule.code] == []
+
+
+def reached(rule, files: dict[str, str], reach: Reach, root) -> list[str]:
+    """What the example fails to put in front of `rule` (empty: it reaches its case): the class,
+    its being a wrapper, a site of the member the rule reads that can be the class."""
+    ctx = analyse([str(write_tree(root, files))], Settings(cache_dir=None, jobs=1), keep_context=True).context
+    quals = [q for q in ctx.index.classes if q.rsplit(".", 1)[-1] == reach.cls]
+    if len(quals) != 1:
+        return [f"class {reach.cls}: {len(quals)} in the tree"]
+    (qual,) = quals
+    missing = []
+    if reach.wrapper and qual not in ctx.model.wrappers:
+        missing.append(f"{reach.cls} is not a wrapper the model sees")
+    if not rule.reaches(ctx, qual, reach.member):
+        missing.append(f"no site of `{reach.member}` that {rule.code} reads can be {reach.cls}")
+    return missing
+
+
+@pytest.mark.parametrize("rule, example", list(_cases("VALID")))
+def test_valid_example_still_reaches_its_case(rule, example: Example, tmp_path):
+    """A VALID example must pass because the rule decides the case is fine, not because the
+    rule never sees it (a wrapper no longer recognised, a site no longer resolved)."""
+    assert example.reaches is not None, "a VALID example says what its rule must still look at"
+    assert reached(rule, example.files, example.reaches, tmp_path) == []
+
+
+@pytest.mark.parametrize("rule, example", list(_cases("INVALID")))
+def test_what_an_invalid_example_reports_is_reached(rule, example: Example, tmp_path):
+    """The same check says yes where the rule reports: it measures what the rule looks at."""
+    for cls, member in example.expect:
+        reach = Reach(cls, member, wrapper=rule.subject_is_wrapper)
+        assert reached(rule, example.files, reach, tmp_path / f"{cls}.{member}") == []
+
+
+@pytest.mark.parametrize("rule, example", list(_cases("VALID")))
+def test_the_reach_check_says_no_without_the_site(rule, example: Example, tmp_path):
+    """Every method of the member renamed away: no site of it is left, and the check must fail."""
+    member = example.reaches.member
+    files = {path: text.replace(member, member + "_gone") for path, text in example.files.items()}
+    assert reached(rule, files, example.reaches, tmp_path) != []
 
 
 @pytest.mark.parametrize("rule, example", list(_cases("INVALID")))
