@@ -75,10 +75,8 @@ class Assessment:
     dead: tuple[tuple[Pairing, Reason], ...]
 
 
-def assess(ctx: Context, pairings: Sequence[Pairing], signals: Iterable[Signal] | None = None) -> Assessment:
-    if signals is None:
-        from .signals import active_signals
-        signals = active_signals()
+def assess(ctx: Context, pairings: Sequence[Pairing], signals: Iterable[Signal]) -> Assessment:
+    """What `signals` (the rule's: Rule.signals) say of a finding's pairings."""
     signals = list(signals)
     live: list[Pairing] = []
     dead: list[tuple[Pairing, Reason]] = []

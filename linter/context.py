@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import builtins
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from . import facts as module_facts
 from .facts import Site
@@ -13,6 +15,8 @@ from .findings import Evidence
 from .index import TreeIndex
 from .resolve import NOTHING, Resolution, Resolver
 from .summary import CallSite, Probe
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -24,6 +28,7 @@ class Context:
     member_calls: dict[str, list[tuple[Site, CallSite, tuple]]] = field(default_factory=dict)
     fallback: object | None = None  # an AstroidBridge, asked only where the index has no answer
     _memo: dict = field(default_factory=dict)
+    _state: dict = field(default_factory=dict)  # Context.state: per-run state by its owner
 
     # Member calls whose target may vary by design, and calls on `self` attributes by class
     # (see facts.ModuleFacts).
@@ -43,6 +48,15 @@ class Context:
             ctx.optional_candidates.extend(f.optional_candidates)
             ctx.self_attr_calls.update(f.self_attr_calls)
         return ctx
+
+    def state(self, owner: object, make: Callable[[], T]) -> T:
+        """The run's state kept for `owner` (a signal's or a rule's class, or the function that
+        owns it): what it derives from the tree, made by `make` on first use and reused for every
+        finding after. Keyed by the owner object itself, so two owners can never share a slot."""
+        hit = self._state.get(owner)
+        if hit is None:
+            hit = self._state[owner] = make()
+        return hit
 
     def receiver_types(self, site: Site, ref: tuple | None, line: int = 0, col: int = 0,
                        kind: str = "") -> Resolution:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..linter.confidence import Pairing
 from ..linter.findings import Evidence, Finding
-from .base import Example, Reach, Rule, assessed, holding_delegates, short
+from .base import Example, Reach, Rule, holding_delegates, short
 
 if TYPE_CHECKING:
     from ..linter.context import Context
@@ -32,6 +32,9 @@ class UnforwardedHook(Rule):
     name = "unforwarded-hook"
     severity = "error"
     site_kinds = ("probe",)
+    # declared-refusal is about a wrapper's own placeholder running instead of the delegate's
+    # hook; here the wrapper has no such member at all.
+    skipped_signals = frozenset({"declared-refusal"})
     summary = "A wrapper backend neither defines nor forwards a hook that callers probe and its delegates implement."
     doc = """\
 ## What it finds
@@ -179,7 +182,7 @@ def prefill(backend: Backend, batch):
             owners, hits, impls = found[(wq, member)]
             finding = self._report(ctx, wq, index.classes[wq], model.wrappers[wq], member, owners, hits)
             holders = [i for i in impls if (index.lookup(i, member) or ("",))[0] in owners]
-            yield assessed(ctx, finding, [
+            yield self.assessed(ctx, finding, [
                 Pairing(self.code, wq, impl, member, site, probe.line, "probe", probe.receiver)
                 for site, probe, _, _ in hits for impl in holders])
 

@@ -11,7 +11,7 @@ from ..linter.findings import Evidence, Finding, Reason
 from ..linter.resolve import Resolution
 from ..linter.signature import CallShape, bind_error, bound_params, format_signature
 from ..linter.summary import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
-from .base import Example, Reach, Rule, assessed, calls_on_own_attrs, hands_own_operations, short
+from .base import Example, Reach, Rule, calls_on_own_attrs, hands_own_operations, short
 
 if TYPE_CHECKING:
     from ..linter.context import Context
@@ -62,6 +62,10 @@ class DelegationSignatureMismatch(Rule):
     severity = "error"
     site_kinds = ("call",)
     subject_is_wrapper = False  # the calling class: a wrapper, or any class holding a family member
+    # A rejected call fails whatever the rejecting method's body does (check-only), and the
+    # receiver is what the call reaches, not a wrapper's delegate (declared-refusal,
+    # unknown-delegate are about what a wrapper holds and runs in its place).
+    skipped_signals = frozenset({"check-only", "declared-refusal", "unknown-delegate"})
     summary = "A call through a delegate passes arguments that some reachable implementation cannot bind."
     doc = """\
 ## What it finds
@@ -251,8 +255,9 @@ class Runner:
             if rejecting:
                 finding = self._report(ctx, site, call, shape, member, how, res, statics, rejecting, accepting)
                 # The class the call sits in holds the receiver (its delegate, or `self`).
-                yield assessed(ctx, finding, [Pairing(self.code, site.cls, impl, member, site, call.line, "call", recv)
-                                              for impl, _, _, _ in rejecting])
+                yield self.assessed(ctx, finding, [
+                    Pairing(self.code, site.cls, impl, member, site, call.line, "call", recv)
+                    for impl, _, _, _ in rejecting])
         yield from self._dropped_parameters(ctx)
         yield from self._narrowed_forwards(ctx)
         yield from self._facade_calls(ctx)
@@ -310,7 +315,7 @@ class Runner:
                     continue
                 finding = self._report(ctx, site, call, shape, member, how, res, statics, rejecting, accepting,
                                        dropped_from=statics[0])
-                finding = assessed(ctx, finding, [Pairing(self.code, site.cls, impl, member, site, call.line,
+                finding = self.assessed(ctx, finding, [Pairing(self.code, site.cls, impl, member, site, call.line,
                                                           "call", recv) for impl, _, _, _ in rejecting])
                 yield _latent_unless_built(ctx, finding, rejecting)
 
@@ -381,8 +386,9 @@ class Runner:
                         recv = ("attr", ("name", site.fn.params[0].name), attr)
                         res = Resolution(frozenset(held), tuple(got[1][:3]))
                         finding = self._report(ctx, site, call, shape, member, "call", res, held, rejecting, accepting)
-                        yield assessed(ctx, finding, [Pairing(self.code, qual, impl, member, site, call.line, "call",
-                                                              recv) for impl, _, _, _ in rejecting])
+                        yield self.assessed(ctx, finding, [
+                            Pairing(self.code, qual, impl, member, site, call.line, "call", recv)
+                            for impl, _, _, _ in rejecting])
 
     def _narrowed_report(self, ctx, wq, name, fn, base, base_fn, dropped, wrapper) -> Finding:
         index = ctx.index
@@ -402,7 +408,7 @@ class Runner:
         finding = self.finding(path=entry.file.display, line=fn.line, column=fn.col + 1, message=message,
                                class_name=wq, member=name, targets=(base,), evidence=evidence,
                                details=(("narrowed_from", base), ("dropped", ",".join(dropped))))
-        return assessed(ctx, finding, ())
+        return self.assessed(ctx, finding, ())
 
     def _report(self, ctx, site, call, shape, member, how, res, statics, rejecting, accepting,
                 dropped_from: str | None = None) -> Finding:

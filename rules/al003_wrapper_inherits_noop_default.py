@@ -15,7 +15,6 @@ from .base import (
     Example,
     Reach,
     Rule,
-    assessed,
     calls_on_own_attrs,
     hands_own_operations,
     holding_delegates,
@@ -232,7 +231,7 @@ delegates that may not implement a placeholder hook, only where the configuratio
             wrapper = model.wrappers.get(wq) or self._facades(ctx)[wq]
             finding = self._report(ctx, wq, index.classes[wq], wrapper, member, base, base_fn,
                                    overriders, [s[:5] for s in sites])
-            yield assessed(ctx, finding, [Pairing(self.code, wq, impl, member, site, line, kind, recv)
+            yield self.assessed(ctx, finding, [Pairing(self.code, wq, impl, member, site, line, kind, recv)
                                           for site, line, kind, _, _, recv in sites for impl in holders])
 
     def _facade_gaps(self, ctx: Context, used, known) -> dict[tuple[str, str], tuple]:
@@ -268,9 +267,10 @@ delegates that may not implement a placeholder hook, only where the configuratio
     def _facades(ctx: Context) -> dict[str, Wrapper]:
         """Classes of a family (not wrappers) handing at least two of their own methods, by name,
         to one attribute holding an object of another family: that attribute as their delegate."""
-        hit = ctx.__dict__.get("_al003_facades")
-        if hit is not None:
-            return hit
+        return ctx.state(WrapperInheritsNoopDefault._facades, lambda: WrapperInheritsNoopDefault._find_facades(ctx))
+
+    @staticmethod
+    def _find_facades(ctx: Context) -> dict[str, Wrapper]:
         index, model = ctx.index, ctx.model
         out: dict[str, Wrapper] = {}
         for qual in sorted(model.family_members):
@@ -294,7 +294,6 @@ delegates that may not implement a placeholder hook, only where the configuratio
                 out[qual] = Wrapper(qual, [Delegate(attr, types, False, (*res.steps, held))],
                                     forwards, {m for _, _, m in calls})
                 break
-        ctx.__dict__["_al003_facades"] = out
         return out
 
     @staticmethod
@@ -412,7 +411,7 @@ def _answers_otherwise(ctx: Context, base: str, owner: str, member: str) -> bool
 def _constant_answer(ctx: Context, owner: str, member: str) -> tuple | None:
     """(value,) where `owner`'s own `member` is a method whose body (after a docstring) is only
     `return <literal>`; None otherwise. Read from the method's text, once per method and run."""
-    memo = ctx.__dict__.setdefault("_constant_answer_memo", {})
+    memo = ctx.state(_constant_answer, dict)
     key = (owner, member)
     if key not in memo:
         memo[key] = _read_constant_answer(ctx, owner, member)

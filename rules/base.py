@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, ClassVar
 from ..linter.findings import Evidence, Finding, short, unlabelled
 
 if TYPE_CHECKING:  # the rules' modules load without the tree passes (the warm path needs only their codes)
-    from ..linter.confidence import Pairing
+    from ..linter.confidence import Pairing, Signal
     from ..linter.context import Context
 
 
@@ -60,6 +60,27 @@ class Rule:
             uses += [(s, t[0], c.line, c.col, "call", None) for s, c, t in ctx.member_calls.get(member, ())]
         return any(True for _ in ctx.reaching(qual, uses))
 
+    # Confidence signals (by name) that do not speak to this rule's claim; every other one is
+    # asked of each of its pairings. Each rule says why it skips one.
+    skipped_signals: ClassVar[frozenset[str]] = frozenset()
+
+    def signals(self) -> list[Signal]:
+        from ..linter import signals
+        return [s for s in signals.active_signals() if s.name not in self.skipped_signals]
+
+    def assessed(self, ctx: Context, finding: Finding, pairings: Sequence[Pairing]) -> Finding:
+        """The finding with its confidence: what this rule's signals say of the pairings it rests
+        on. The implementations of its ruled-out pairings are kept in `details` ("latent_impls")
+        so that latent findings can be grouped per (wrapper, implementation)."""
+        from ..linter.confidence import assess
+
+        a = assess(ctx, pairings, self.signals())
+        details = finding.details
+        dead_impls = sorted({p.impl for p, _ in a.dead} - {p.impl for p in a.live})
+        if dead_impls:
+            details = (*details, ("latent_impls", ",".join(dead_impls)))
+        return replace(finding, confidence=a.level, confidence_reasons=a.reasons, details=details)
+
     def identity_subject(self, finding: Finding, ctx: Context) -> tuple[str, set[str]]:
         """What the finding is about, for its identity (linter/identity.py): the class the fix
         belongs in, by short name, and the roots of its family."""
@@ -71,20 +92,6 @@ class Rule:
                 details: Iterable[tuple[str, str]] = ()) -> Finding:
         return Finding(self.code, self.name, self.severity, path, line, column, message, class_name, member,
                        tuple(targets), tuple(_dedupe(evidence)), tuple(details))
-
-
-def assessed(ctx: Context, finding: Finding, pairings: Sequence[Pairing]) -> Finding:
-    """The finding with its confidence: what the signals say of the pairings it rests on. The
-    implementations of its ruled-out pairings are kept in `details` ("latent_impls") so that latent
-    findings can be grouped per (wrapper, implementation)."""
-    from ..linter.confidence import assess
-
-    a = assess(ctx, pairings)
-    details = finding.details
-    dead_impls = sorted({p.impl for p, _ in a.dead} - {p.impl for p in a.live})
-    if dead_impls:
-        details = details + (("latent_impls", ",".join(dead_impls)),)
-    return replace(finding, confidence=a.level, confidence_reasons=a.reasons, details=details)
 
 
 def _dedupe(evidence: Iterable[Evidence]) -> list[Evidence]:

@@ -26,7 +26,7 @@ class SourceCall:
 def calls_named(ctx, name: str) -> list[SourceCall]:
     """Every call in the tree whose callee's last name is ``name``, or a local bound to ``name``, or
     the class parameter of a classmethod of a class named ``name``."""
-    memo = ctx.__dict__.setdefault("_source_calls_memo", {})
+    memo = ctx.state(calls_named, dict)
     if name in memo:
         return memo[name]
     out: list[SourceCall] = []

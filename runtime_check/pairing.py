@@ -245,18 +245,19 @@ class Registries:
 
 def _what_functions_build(ctx) -> dict[tuple[str, str], frozenset[str]]:
     """(module, function) -> the class names its summary constructs or returns a call of."""
-    hit = ctx.__dict__.get("_pairing_builds")
-    if hit is None:
-        hit = {}
-        for mod in ctx.index.modules.values():
-            for fname, fn in mod.summary.functions.items():
-                built = {c[0][1].rsplit(".", 1)[-1] for c in fn.constructions if c[0] and c[0][0] == "name"}
-                built |= {r[1][1].rsplit(".", 1)[-1] for r in fn.return_values
-                          if r and r[0] == "call" and r[1] and r[1][0] == "name"}
-                if built:
-                    hit[(unlabelled(mod.name), fname)] = frozenset(built)
-        ctx.__dict__["_pairing_builds"] = hit
-    return hit
+    return ctx.state(_what_functions_build, lambda: _builds(ctx))
+
+
+def _builds(ctx) -> dict[tuple[str, str], frozenset[str]]:
+    out = {}
+    for mod in ctx.index.modules.values():
+        for fname, fn in mod.summary.functions.items():
+            built = {c[0][1].rsplit(".", 1)[-1] for c in fn.constructions if c[0] and c[0][0] == "name"}
+            built |= {r[1][1].rsplit(".", 1)[-1] for r in fn.return_values
+                      if r and r[0] == "call" and r[1] and r[1][0] == "name"}
+            if built:
+                out[(unlabelled(mod.name), fname)] = frozenset(built)
+    return out
 
 
 # --------------------------------------------------------------------------------------------

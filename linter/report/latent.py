@@ -7,7 +7,7 @@ defines. A maintainer judges the pairing once, so the reports show one line per 
 members it hides and the first reason it was ruled out.
 
 The implementations of a finding's ruled-out pairings are in `details["latent_impls"]`
-(rules/base.py::assessed); a finding without them is grouped under its class alone.
+(Rule.assessed, rules/base.py); a finding without them is grouped under its class alone.
 """
 
 from __future__ import annotations

@@ -24,10 +24,17 @@ _SIGNALS: tuple[tuple[str, str], ...] = (
 )
 
 
-def active_signals() -> list[Signal]:
-    import importlib
+_INSTANCES: list[Signal] = []
 
-    return [getattr(importlib.import_module(f"{__name__}.{mod}"), cls)() for mod, cls in _SIGNALS]
+
+def active_signals() -> list[Signal]:
+    """One instance of each signal, made on first use (signals keep no state of their own; what
+    they learn about a tree is kept on its Context)."""
+    if not _INSTANCES:
+        import importlib
+
+        _INSTANCES.extend(getattr(importlib.import_module(f"{__name__}.{mod}"), cls)() for mod, cls in _SIGNALS)
+    return list(_INSTANCES)
 
 
 def per_module_derivations() -> list[tuple[str, object]]:

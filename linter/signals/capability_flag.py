@@ -62,7 +62,7 @@ class CapabilityFlag(Signal):
         receiver = _written_out(ctx, classes, site.cls, site.fn, p.receiver, 0)
         if receiver is None:
             return None
-        memo = ctx.__dict__.setdefault("_capability_flag_memo", {})
+        memo = ctx.state(CapabilityFlag, dict)
         for flag in flags:
             key = (site.cls, flag)
             if key not in memo:

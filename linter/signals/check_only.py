@@ -23,8 +23,6 @@ from ..findings import Reason, short
 if TYPE_CHECKING:
     from ..context import Context
 
-_SKIPPED_HOOK_RULES = frozenset({"AL001", "AL003"})
-
 
 class CheckOnly(Signal):
     name = "check-only"
@@ -33,7 +31,7 @@ class CheckOnly(Signal):
            "working configuration loses behaviour.")
 
     def rule_out(self, ctx: Context, p: Pairing) -> Reason | None:
-        if p.rule not in _SKIPPED_HOOK_RULES or p.impl not in ctx.index.classes:
+        if p.impl not in ctx.index.classes:
             return None
         found = ctx.index.method(p.impl, p.member)
         if found is None or not found[1].checks_only:

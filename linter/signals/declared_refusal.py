@@ -23,10 +23,6 @@ from ..findings import Reason
 if TYPE_CHECKING:
     from ..context import Context
 
-# The rules whose claim is that the wrapper's own resolution of the member runs instead of the
-# delegate's: only there can the resolved method be the wrapper's own placeholder.
-_INHERITED_DEFAULT_RULES = frozenset({"AL003"})
-
 
 class DeclaredRefusal(Signal):
     name = "declared-refusal"
@@ -36,7 +32,7 @@ class DeclaredRefusal(Signal):
 
     def rule_out(self, ctx: Context, p: Pairing) -> Reason | None:
         index = ctx.index
-        if p.rule not in _INHERITED_DEFAULT_RULES or p.wrapper is None or p.wrapper not in index.classes:
+        if p.wrapper is None or p.wrapper not in index.classes:
             return None
         found = index.method(p.wrapper, p.member)
         if found is None or found[0] != p.wrapper or not found[1].unimplemented:

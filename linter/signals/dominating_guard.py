@@ -47,7 +47,7 @@ class DominatingGuard(Signal):
         attr = _own_attr(p.receiver, self_name)
         if attr is None:
             return None
-        memo = ctx.__dict__.setdefault("_dominating_guard_memo", {})
+        memo = ctx.state(DominatingGuard, dict)
         key = (p.wrapper, site.cls, attr, tuple(sorted(tested.items())), p.impl)
         if key not in memo:
             memo[key] = _decide(ctx, p.wrapper, site.cls, attr, tested, p.impl)

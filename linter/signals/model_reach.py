@@ -82,10 +82,7 @@ class ModelReach(Signal):
 
 def reach_of(ctx: Context) -> _Reach:
     """The run's tree-wide reach tables (built once, on first use)."""
-    state = ctx.__dict__.get("_model_reach")
-    if state is None:
-        state = ctx.__dict__["_model_reach"] = _Reach(ctx)
-    return state
+    return ctx.state(_Reach, lambda: _Reach(ctx))
 
 
 def _admits(key: frozenset, root: str, ctx: Context) -> bool:

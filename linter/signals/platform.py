@@ -41,9 +41,7 @@ class PlatformSignal(Signal):
            "test, a platform kernel import) and the platforms of two of them cannot meet.")
 
     def rule_out(self, ctx: Context, p: Pairing) -> Reason | None:
-        state = ctx.__dict__.get("_platform")
-        if state is None:
-            state = ctx.__dict__["_platform"] = _Platforms(ctx)
+        state = ctx.state(_Platforms, lambda: _Platforms(ctx))
         index = ctx.index
         impl = state.of_class(p.impl) if p.impl in index.classes else None
         wrapper = state.of_wrapper(p.wrapper) if p.wrapper in index.classes else None

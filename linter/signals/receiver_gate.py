@@ -35,7 +35,7 @@ class ReceiverGate(Signal):
         site = p.site
         if p.wrapper is None or p.receiver is None or not site.fn.guards or p.wrapper not in ctx.index.classes:
             return None
-        memo = ctx.__dict__.setdefault("_receiver_gate_memo", {})
+        memo = ctx.state(ReceiverGate, dict)
         for test, positive in dominating(site.fn.guards, p.line):
             subject = gate_subject(test) if positive else None
             if subject is None or not same_object(subject[0], p.receiver):

@@ -32,11 +32,11 @@ class UnknownDelegate(Signal):
     def rule_out(self, ctx: Context, p: Pairing) -> Reason | None:
         model = ctx.model
         w = model.wrappers.get(p.wrapper) if p.wrapper else None
-        if w is None or p.rule == "AL002":
+        if w is None:
             return None
         if not model.init_calls(w.qual):
             return None  # built only outside the tree (an API): what it holds is the caller's choice
-        memo = ctx.__dict__.setdefault("_unknown_delegate_memo", {})
+        memo = ctx.state(UnknownDelegate, dict)
         if _built(model, w, p.impl, memo, 0):
             return None
         entry = ctx.index.classes[w.qual]

@@ -37,7 +37,7 @@ class UnpassedOption(Signal):
         attrs = _attrs_holding(ctx, p)
         if not attrs:
             return None
-        memo = ctx.__dict__.setdefault("_unpassed_option_memo", {})
+        memo = ctx.state(UnpassedOption, dict)
         found = []
         for attr in attrs:
             key = (p.wrapper, attr)

@@ -49,7 +49,7 @@ class UnsupportedPairing(Signal):
     def rule_out(self, ctx: Context, p: Pairing) -> Reason | None:
         if p.wrapper is None or p.wrapper not in ctx.index.classes or p.wrapper in ctx.index.mro(p.impl):
             return None  # (no wrapper: the receiver's own class is the implementation)
-        memo = ctx.__dict__.setdefault("_unsupported_pairing_memo", {})
+        memo = ctx.state(UnsupportedPairing, dict)
         pair = (p.wrapper, p.impl)
         use = _hard_use(ctx, p) if p.kind == "probe" else None
         if use is not None:
@@ -148,10 +148,7 @@ class _Consumers:
 
     @staticmethod
     def of(ctx: Context) -> _Consumers:
-        found = ctx.__dict__.get("_unsupported_pairing_consumers")
-        if found is None:
-            found = ctx.__dict__["_unsupported_pairing_consumers"] = _Consumers(ctx)
-        return found
+        return ctx.state(_Consumers, lambda: _Consumers(ctx))
 
     def hard_call(self, wrapper: str, impl: str) -> tuple | None:
         """(path, line, member, accessor) of an unguarded call, on an accessor's result that can be

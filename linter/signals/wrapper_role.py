@@ -240,9 +240,7 @@ class WrapperRole(Signal):
            "an abstract wrapper holds only through a concrete subclass that inherits it.")
 
     def rule_out(self, ctx: Context, p: Pairing) -> Reason | None:
-        roles = ctx.__dict__.get("_wrapper_roles")
-        if roles is None:
-            roles = ctx.__dict__["_wrapper_roles"] = _Roles(ctx)
+        roles = ctx.state(_Roles, lambda: _Roles(ctx))
         return self._abstract_impl(roles, p) or self._abstract_wrapper(roles, p) or self._helper(roles, p)
 
     def _abstract_impl(self, roles: _Roles, p: Pairing) -> Reason | None:

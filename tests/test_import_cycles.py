@@ -1,0 +1,89 @@
+"""No import cycle between the project's modules, outside `if TYPE_CHECKING:` blocks (imports inside
+functions count: a lazy import only hides a cycle)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# The import names of the project's folders, as pyproject.toml's package-dir maps them.
+PACKAGES = {"attn_lint": "attn_lint", "attn_lint.linter": "linter", "attn_lint.linter.report": "linter/report",
+            "attn_lint.linter.signals": "linter/signals", "attn_lint.rules": "rules",
+            "attn_lint.runtime_check": "runtime_check"}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for pkg, folder in PACKAGES.items():
+        for path in sorted((ROOT / folder).glob("*.py")):
+            out[pkg if path.name == "__init__.py" else f"{pkg}.{path.stem}"] = path
+    return out
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    tree = ast.parse(path.read_text())
+    hidden = {id(n) for block in ast.walk(tree)
+              if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+              for n in ast.walk(block)}
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in hidden:
+            continue
+        if isinstance(node, ast.ImportFrom):
+            base = ".".join(package[:len(package) - node.level + 1] + [node.module or ""]).rstrip(".") \
+                if node.level else node.module or ""
+            out |= {m for m in (base, *(f"{base}.{a.name}" for a in node.names)) if m in modules}
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name in modules}
+    return out - {name}
+
+
+def cycles(modules: dict[str, Path]) -> list[list[str]]:
+    graph = {m: _imports(m, p, modules) for m, p in modules.items()}
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        order[v] = low[v] = len(order)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in order:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], order[w])
+        if low[v] == order[v]:
+            part = []
+            while True:
+                w = stack.pop()
+                part.append(w)
+                if w == v:
+                    break
+            if len(part) > 1:
+                found.append(sorted(part))
+
+    for v in sorted(graph):
+        if v not in order:
+            visit(v)
+    return found
+
+
+def test_the_project_has_no_import_cycle():
+    modules = _modules()
+    assert len(modules) > 50
+    assert cycles(modules) == []
+
+
+def test_the_check_finds_a_cycle(tmp_path):
+    (tmp_path / "a.py").write_text("def f():\n    from .b import g\n")
+    (tmp_path / "b.py").write_text("from typing import TYPE_CHECKING\nfrom . import a\n"
+                                   "if TYPE_CHECKING:\n    from .c import h\n")
+    (tmp_path / "c.py").write_text("from .b import g\n")
+    (tmp_path / "__init__.py").write_text("")
+    modules = {"p": tmp_path / "__init__.py", "p.a": tmp_path / "a.py", "p.b": tmp_path / "b.py",
+               "p.c": tmp_path / "c.py"}
+    assert cycles(modules) == [["p.a", "p.b"]]  # b -> c only under TYPE_CHECKING; c -> b alone is no cycle
