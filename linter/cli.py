@@ -291,7 +291,7 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
     if opts.fix or opts.diff:
         from . import fix as fixer
         fixable = result.findings + (result.latent if resolved.show_latent else [])
-        plans = fixer.plan(result, [f for f in fixable if f.code == "AL001"])
+        plans = fixer.plan(result, fixable)
         if opts.diff:
             for note in fixer.notes(plans):
                 click.echo(f"attn-lint: {note}", err=True)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..linter.confidence import Pairing
 from ..linter.findings import Evidence, Finding
-from .base import Example, Reach, Rule, holding_delegates, short
+from .base import Example, Reach, Rule, RuntimeCheck, delegate_pairings, holding_delegates, short
 
 if TYPE_CHECKING:
     from ..linter.context import Context
@@ -35,6 +35,21 @@ class UnforwardedHook(Rule):
     # declared-refusal is about a wrapper's own placeholder running instead of the delegate's
     # hook; here the wrapper has no such member at all.
     skipped_signals = frozenset({"declared-refusal"})
+    fixable = True
+    runtime_check = RuntimeCheck(
+        "verify_al001", "attribute-hidden",
+        "static fact reproduced on the real classes (the probe misses the hook); pairing not shown",
+        gpu_replay=True)
+
+    def verification_pairings(self, ctx: Context, finding: Finding, facts: dict) -> list[tuple] | str:
+        """The wrapper around each implementation that defines the hook it hides."""
+        return delegate_pairings(ctx, finding, lambda owner, owners, base: owner in owners)
+
+    def fix_method(self, ctx: Context, finding: Finding, sources, indent: str) -> str:
+        """Forward the hook to each delegate that can hold an implementation of it
+        (linter/forwarder.py: the signature every implementation accepts)."""
+        from ..linter.forwarder import forwarding_method
+        return forwarding_method(ctx, finding, sources, indent)
     summary = "A wrapper backend neither defines nor forwards a hook that callers probe and its delegates implement."
     doc = """\
 ## What it finds

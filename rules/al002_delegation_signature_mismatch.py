@@ -11,7 +11,7 @@ from ..linter.findings import Evidence, Finding, Reason
 from ..linter.resolve import Resolution
 from ..linter.signature import CallShape, bind_error, bound_params, format_signature
 from ..linter.summary import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
-from .base import Example, Reach, Rule, calls_on_own_attrs, hands_own_operations, short
+from .base import Example, Reach, Rule, RuntimeCheck, calls_on_own_attrs, hands_own_operations, short
 
 if TYPE_CHECKING:
     from ..linter.context import Context
@@ -66,6 +66,24 @@ class DelegationSignatureMismatch(Rule):
     # receiver is what the call reaches, not a wrapper's delegate (declared-refusal,
     # unknown-delegate are about what a wrapper holds and runs in its place).
     skipped_signals = frozenset({"check-only", "declared-refusal", "unknown-delegate"})
+    runtime_check = RuntimeCheck(
+        "verify_al002", "call-rejected",
+        "static fact reproduced: the real signature refuses the call (Python's TypeError); pairing not shown",
+        gpu_replay=True)
+
+    def verification_pairings(self, ctx: Context, finding: Finding, facts: dict) -> list[tuple] | str:
+        """The calling class around the rejecting implementation and its subclasses that keep its
+        method, when the call's receiver is `self` or an attribute of the class."""
+        index = ctx.index
+        owner = dict(finding.details).get("rejecting_owner") or (finding.targets[0] if finding.targets else "")
+        impls = [owner] + sorted(c for c in index.descendants(owner)
+                                 if (index.lookup(c, finding.member) or ("",))[0] == owner)
+        if facts.get("on_self"):
+            return [(finding.class_name, None, impls)]
+        if facts.get("receiver_attr"):
+            return [(finding.class_name, facts["receiver_attr"], impls)]
+        return ("not run: the call's receiver is not an object the class holds (a parameter or a local): "
+                "which implementation it is, is decided by the caller")
     summary = "A call through a delegate passes arguments that some reachable implementation cannot bind."
     doc = """\
 ## What it finds

@@ -15,7 +15,9 @@ from .base import (
     Example,
     Reach,
     Rule,
+    RuntimeCheck,
     calls_on_own_attrs,
+    delegate_pairings,
     hands_own_operations,
     holding_delegates,
     short,
@@ -100,6 +102,14 @@ class WrapperInheritsNoopDefault(Rule):
     code = "AL003"
     name = "wrapper-inherits-noop-default"
     severity = "warning"
+    # (over a placeholder the scenario reports "placeholder-reached" instead: its own fact)
+    runtime_check = RuntimeCheck(
+        "verify_al003", "noop-reached",
+        "static fact reproduced: the hook resolves to the base's no-op; pairing not shown")
+
+    def verification_pairings(self, ctx: Context, finding: Finding, facts: dict) -> list[tuple] | str:
+        """The wrapper around each implementation whose hook is not the base's default."""
+        return delegate_pairings(ctx, finding, lambda owner, owners, base: owner != base)
     summary = ("A wrapper inherits the family base's no-op or NotImplementedError placeholder for a hook its "
                "delegates implement.")
     doc = """\

@@ -14,6 +14,16 @@ if TYPE_CHECKING:  # the rules' modules load without the tree passes (the warm p
 
 
 @dataclass(frozen=True)
+class RuntimeCheck:
+    """How `--verify` checks a rule's finding on the real code (runtime_check/verify.py)."""
+
+    scenario: str  # the function of runtime_check/scenarios.py that reproduces the static fact
+    static_fact: str  # the verdict when it holds ("attribute-hidden"), kebab-case
+    meaning: str  # that verdict, for the legend, the docs and JSON/SARIF readers
+    gpu_replay: bool = False  # the FlashInfer smoke test can replay the finding on a GPU
+
+
+@dataclass(frozen=True)
 class Reach:
     """What an example puts in front of its rule: a class (short name) and a member whose sites
     the rule reads can be that class. A VALID example passes for the right reason only if its rule
@@ -59,6 +69,24 @@ class Rule:
         if "call" in self.site_kinds:
             uses += [(s, t[0], c.line, c.col, "call", None) for s, c, t in ctx.member_calls.get(member, ())]
         return any(True for _ in ctx.reaching(qual, uses))
+
+    # `--fix`: a rule that can fix its findings writes the method the class lacks (fix_method);
+    # linter/fix.py places it in the file and writes it.
+    fixable: ClassVar[bool] = False
+
+    def fix_method(self, ctx: Context, finding: Finding, sources, indent: str) -> str:
+        """The source of the method that fixes `finding`, at `indent`; raises
+        linter.forwarder.Unfixable with the reason where no safe fix exists."""
+        raise NotImplementedError(f"{self.code} has no --fix")
+
+    # `--verify`: how the finding is checked on the real code; None: not checked.
+    runtime_check: ClassVar[RuntimeCheck | None] = None
+
+    def verification_pairings(self, ctx: Context, finding: Finding, facts: dict) -> list[tuple] | str:
+        """The pairings `--verify` builds through the code's own construction path once the static
+        fact holds: (class, delegate attribute or None for `self`, implementations) each; or why
+        none is run. `facts`: what the scenario learned (runtime_check/scenarios.py)."""
+        return "not run: the rule names no pairing to build"
 
     # Confidence signals (by name) that do not speak to this rule's claim; every other one is
     # asked of each of its pairings. Each rule says why it skips one.
@@ -142,3 +170,29 @@ def hands_own_operations(calls: list) -> bool:
     own operations on by their own names (`def build(self): self.agent.build()`): a facade over
     that object, not a helper it uses."""
     return len({member for site, _, member in calls if site.fn.name == member}) >= 2
+
+
+def delegate_pairings(ctx: Context, finding: Finding, keeps) -> list[tuple] | str:
+    """For a finding about a wrapper: per delegate attribute, the live implementations it can hold
+    whose `finding.member` resolves to a method `keeps(owner, owners, base)` accepts (`owners`:
+    the finding's "owners" or targets; `base`: its "base")."""
+    model, index = ctx.model, ctx.index
+    wrapper = model.wrappers.get(finding.class_name)
+    if wrapper is None:
+        return f"not run: `{short(finding.class_name)}` is not a wrapper the analysis knows"
+    details = dict(finding.details)
+    latent = {q for q in (details.get("latent_impls") or "").split(",") if q}
+    owners = {q for q in (details.get("owners") or "").split(",") if q} or set(finding.targets)
+    base = details.get("base")
+    wanted = []
+    for d in wrapper.delegates:
+        impls = []
+        for c in model.implementations(d.types):
+            hit = index.lookup(c, finding.member)
+            if c in latent or hit is None:
+                continue
+            if keeps(hit[0], owners, base):
+                impls.append(c)
+        if impls:
+            wanted.append((finding.class_name, d.attr, impls))
+    return wanted

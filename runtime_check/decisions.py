@@ -24,11 +24,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..rules import ALL_RULES
+
 CONSEQUENCE = "consequence-reproduced"
 PAIRING = "pairing-reproduced"
 NOT_REPRODUCED = "not-reproduced"
 UNVERIFIABLE = "unverifiable"
-STATIC_FACT = {"AL001": "attribute-hidden", "AL002": "call-rejected", "AL003": "noop-reached"}
+# Each rule's static fact (Rule.runtime_check): what a reproduced fact is called, and means.
+_CHECKS = [r.runtime_check for r in ALL_RULES if r.runtime_check is not None]
+STATIC_FACT = {r.code: r.runtime_check.static_fact for r in ALL_RULES if r.runtime_check is not None}
 # AL003 over a placeholder: its static fact is a NotImplementedError, not silence (the scenario says
 # so in its facts as "static_fact").
 PLACEHOLDER_REACHED = "placeholder-reached"
@@ -40,10 +44,7 @@ CONFIRMED = frozenset({CONSEQUENCE, PAIRING})
 MEANING = {
     CONSEQUENCE: "confirmed: the GPU run of the real wrapper and hook failed as the finding predicts",
     PAIRING: "confirmed: the code's own construction path built the wrapper around that implementation",
-    "attribute-hidden": "static fact reproduced on the real classes (the probe misses the hook); pairing not shown",
-    "call-rejected": "static fact reproduced: the real signature refuses the call (Python's TypeError); "
-                     "pairing not shown",
-    "noop-reached": "static fact reproduced: the hook resolves to the base's no-op; pairing not shown",
+    **{c.static_fact: c.meaning for c in _CHECKS},
     PLACEHOLDER_REACHED: "static fact reproduced: the hook resolves to a placeholder and raises "
                          "NotImplementedError; pairing not shown",
     NOT_REPRODUCED: "the claim did not hold on the real code: treat the finding as a likely false positive",

@@ -665,11 +665,5 @@ def verify_al003(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
                                 f"never ran", mode, facts)
 
 
-SCENARIOS: dict[str, Callable[[Finding, Any, TreeLoader], Outcome]] = {
-    "AL001": verify_al001,
-    "AL002": verify_al002,
-    "AL003": verify_al003,
-}
-
-__all__ = ["Outcome", "GpuPlan", "SCENARIOS", "verify_al001", "verify_al002", "verify_al003", "new_instance",
+__all__ = ["Outcome", "GpuPlan", "verify_al001", "verify_al002", "verify_al003", "new_instance",
            "set_attr"]

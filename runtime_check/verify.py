@@ -52,14 +52,23 @@ from typing import Any
 
 from ..linter.engine import Result
 from ..linter.findings import Finding, short
+from ..rules import RULES_BY_CODE
+from ..rules.base import RuntimeCheck
+from . import scenarios
 from .decisions import CONFIRMED, MEANING, VERDICTS, decide, is_confirmed
 from .flashinfer_use import NOT_PLANNING, plans_flashinfer
 from .isolate import DEFAULT_MEMORY_LIMIT, DEFAULT_TASK_TIME_LIMIT, Failure, can_isolate, run_in_process, run_tasks
 from .loader import DEFAULT_MODULE_TIME_LIMIT, TreeLoader, _one_line
 from .pairing import PAIRING_TIME_LIMIT, PairingResult, check_pairing
-from .scenarios import SCENARIOS, GpuPlan, Outcome
+from .scenarios import GpuPlan, Outcome
 
-GPU_RULES = ("AL001", "AL002")
+_NO_CHECK = RuntimeCheck("", "", "")
+
+
+def _check_of(f: Finding) -> RuntimeCheck | None:
+    """How the finding's rule is checked on the real code (Rule.runtime_check), if it is."""
+    rule = RULES_BY_CODE.get(f.code)
+    return rule.runtime_check if rule is not None else None
 
 
 class Verdicts(dict):
@@ -150,7 +159,7 @@ def verify(result: Result, gpu: bool = False, *, time_limit: float = DEFAULT_MOD
     smoke_backend = smoke_backend or _default_smoke_backend()
     out: Verdicts = Verdicts()
     todo = [f for f in [*result.findings, *(getattr(result, "latent", None) or [] if latent else [])]
-            if f.code in SCENARIOS]
+            if _check_of(f) is not None]
     ctx = result.context
     if not todo and not (gpu and ctx is not None):
         return out
@@ -264,40 +273,12 @@ _PAIRING_MEMO: dict[tuple, PairingResult] = {}
 
 def _pairing_for(f: Finding, ctx, loader: TreeLoader, o: Outcome) -> PairingResult | str:
     """The pairing check of a finding whose static fact holds, or why it is not run."""
-    details = dict(f.details)
     if f.confidence == "low":
         why = f.confidence_reasons[0].note if f.confidence_reasons else "every pairing is ruled out"
         return f"not run: the static analysis rules out every pairing (latent drift: {why})"
-    latent = {q for q in (details.get("latent_impls") or "").split(",") if q}
-    index, model = ctx.index, ctx.model
-    wanted: list[tuple[str, str | None, list[str]]] = []  # (wrapper, attribute, implementations)
-    if f.code in ("AL001", "AL003"):
-        wrapper = model.wrappers.get(f.class_name)
-        if wrapper is None:
-            return f"not run: `{short(f.class_name)}` is not a wrapper the analysis knows"
-        owners = {q for q in (details.get("owners") or "").split(",") if q} or set(f.targets)
-        base = details.get("base")
-        for d in wrapper.delegates:
-            impls = []
-            for c in model.implementations(d.types):
-                hit = index.lookup(c, f.member)
-                if c in latent or hit is None:
-                    continue
-                if (f.code == "AL001" and hit[0] in owners) or (f.code == "AL003" and hit[0] != base):
-                    impls.append(c)
-            if impls:
-                wanted.append((f.class_name, d.attr, impls))
-    elif f.code == "AL002":
-        owner = details.get("rejecting_owner") or (f.targets[0] if f.targets else "")
-        impls = [owner] + sorted(c for c in index.descendants(owner)
-                                 if (index.lookup(c, f.member) or ("",))[0] == owner)
-        if o.facts.get("on_self"):
-            wanted.append((f.class_name, None, impls))
-        elif o.facts.get("receiver_attr"):
-            wanted.append((f.class_name, o.facts["receiver_attr"], impls))
-        else:
-            return ("not run: the call's receiver is not an object the class holds (a parameter or a local): "
-                    "which implementation it is, is decided by the caller")
+    wanted = RULES_BY_CODE[f.code].verification_pairings(ctx, f, o.facts)
+    if isinstance(wanted, str):
+        return wanted
     if not wanted:
         return "not run: no live pairing names a delegate attribute of the wrapper"
     results = []
@@ -324,7 +305,7 @@ def _pairing_for(f: Finding, ctx, loader: TreeLoader, o: Outcome) -> PairingResu
 def _gpu_plan(f: Finding, ctx, loader: TreeLoader, o: Outcome, pairing) -> tuple[GpuPlan | None, str]:
     """The plan for the FlashInfer smoke test, or why there is none (said where --verify-on-gpu
     asked for it)."""
-    if f.code not in GPU_RULES:
+    if not _check_of(f).gpu_replay:
         return None, "n/a: the hook resolves to the base's default (AL003): no plan to replay"
     if o.verdict != "fact" or o.gpu_plan is None:
         return None, "n/a: no static fact to replay, or the hook is not a method"
@@ -333,7 +314,7 @@ def _gpu_plan(f: Finding, ctx, loader: TreeLoader, o: Outcome, pairing) -> tuple
     plan = o.gpu_plan
     details = dict(f.details)
     owners = [plan.owner] if plan.owner else []
-    if f.code == "AL001":
+    if "owners" in details:
         # Any implementation the finding names whose hook plans FlashInfer, its pairing not latent.
         latent = {q for q in (details.get("latent_impls") or "").split(",") if q}
         owners += [q for q in (details.get("owners") or "").split(",") if q and q not in owners and q not in latent]
@@ -419,7 +400,7 @@ def _isolated_controls(result: Result, time_limit: float, task_time_limit: float
 
 def _run_scenario(f: Finding, ctx, loader: TreeLoader) -> Outcome:
     try:
-        return SCENARIOS[f.code](f, ctx, loader)
+        return getattr(scenarios, _check_of(f).scenario)(f, ctx, loader)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:
@@ -530,7 +511,7 @@ def gpu_controls(result: Result, loader: TreeLoader, backend: str = "fa2",
     ctx = result.context
     if ctx is None:
         return []
-    flagged = {(f.class_name, f.member) for f in result.findings if f.code in GPU_RULES}
+    flagged = {(f.class_name, f.member) for f in result.findings if (_check_of(f) or _NO_CHECK).gpu_replay}
     index, model = ctx.index, ctx.model
     planning = set(hooks)
     for member in ctx.probes:

@@ -138,11 +138,11 @@ def test_patching_attn_lints_own_functions_cannot_forge_verdicts_or_output(tmp_p
 for _name, _mod in list(sys.modules.items()):
     if not _name.startswith("attn_lint"):
         continue
-    if hasattr(_mod, "SCENARIOS"):
+    if hasattr(_mod, "verify_al001"):
         def _forged(f, ctx, loader, _O=_mod.Outcome):
             return _O("fact", "forged by the module", "import")
-        for _code in list(_mod.SCENARIOS):
-            _mod.SCENARIOS[_code] = _forged
+        for _name in ("verify_al001", "verify_al002", "verify_al003"):
+            setattr(_mod, _name, _forged)
     if hasattr(_mod, "Verification"):
         _mod.Verification.to_json = lambda self: {"verdict": "pairing-reproduced", "confirmed": True, "load_mode": "import",
                                                   "detail": "forged", "seconds": 0.0}
@@ -152,5 +152,5 @@ for _name, _mod in list(sys.modules.items()):
     bad, _ = verify_cli(tmp_path, hostile)
     assert bad["verdict"] == "unverifiable", bad
     assert "changed attn-lint's own code or data" in bad["detail"], bad
-    assert "SCENARIOS" in bad["detail"] and "Verification" in bad["detail"], bad
+    assert "verify_al001" in bad["detail"] and "Verification" in bad["detail"], bad
     assert bad["facts"]["isolation"] == "tampered"
