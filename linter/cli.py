@@ -101,7 +101,7 @@ class RunOptions:
     fix: bool = False
     diff: bool = False
     debug: bool = False
-    # --- runtime verification (issue 4) ---
+    # --- runtime verification ---
     verify: bool = False  # --verify: replay findings on the real classes (CPU)
     verify_gpu: bool = False  # --verify-on-gpu: and the FlashInfer smoke test
     verify_time_limit: float = DEFAULT_TASK_TIME_LIMIT  # --verify-time-limit: seconds per finding's child process
@@ -162,7 +162,7 @@ class RunOptions:
 @click.option("--fix", is_flag=True, help="Add forwarding methods for AL001 findings, then report what is left.")
 @click.option("--diff", is_flag=True, help="With or without --fix: print the fixes as a unified diff, write nothing.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
-# --- runtime verification (issue 4) ---
+# --- runtime verification ---
 @click.option("--verify", "verify", is_flag=True,
               help="Check each AL001/AL002/AL003 finding on the real code (CPU): the static fact (attribute-hidden, "
                    "call-rejected, noop-reached, placeholder-reached), then the pairing through the code's own "
@@ -200,7 +200,7 @@ def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_ast
     opts = RunOptions(report_unused=report_unused, baseline=baseline, write_baseline=write_baseline,
                       statistics=statistics, verbose=verbose, fix=fix, diff=diff, debug=debug,
                       ignore_file_errors=ignore_file_errors)
-    opts.verify, opts.verify_gpu = verify or verify_gpu, verify_gpu  # runtime verification (issue 4)
+    opts.verify, opts.verify_gpu = verify or verify_gpu, verify_gpu  # runtime verification
     opts.new_since, opts.show_fixed = new_since, show_fixed
     if show_fixed and not new_since:
         raise click.UsageError("--show-fixed needs --new-since REF")
@@ -309,7 +309,7 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
                        f"file{'s' if n_files != 1 else ''}", err=True)
             result = postprocess(_analyse(resolved), resolved, opts)
 
-    # --- runtime verification (issue 4) plugs in here: it receives the post-processed Result. ---
+    # --- runtime verification plugs in here: it receives the post-processed Result. ---
     if opts.verify:
         from ..runtime_check.verify import run_for_cli
         if result.context is None:  # re-analysed after --fix without the context
@@ -594,7 +594,7 @@ def emit(result: Result, resolved: Resolved, opts: RunOptions) -> None:
 
     if fmt == "json":
         from .report.json_report import render
-        if opts.verification is not None:  # runtime verification (issue 4): a `verification` per finding
+        if opts.verification is not None:  # runtime verification: a `verification` per finding
             from ..runtime_check.verify import json_extra
             click.echo(render(result, extra=json_extra(opts.verification), show_latent=resolved.show_latent))
         else:
@@ -633,7 +633,7 @@ def emit(result: Result, resolved: Resolved, opts: RunOptions) -> None:
             click.echo(printable(f"  {f.path}:{f.line}: {f.code} [{f.confidence}] {f.message}"))
     elif result.fixed is not None and fmt != "json":
         click.echo(f"attn-lint: {len(result.fixed)} finding(s) of {printable(opts.new_since)} fixed since", err=True)
-    # --- runtime verification (issue 4): the verdict table after the report (stderr for machine formats) ---
+    # --- runtime verification: the verdict table after the report (stderr for machine formats) ---
     if opts.verification is not None and fmt != "json":
         from ..runtime_check.verify import render_table
         from .report.text import make_console

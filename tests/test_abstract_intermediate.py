@@ -1,5 +1,5 @@
 """An abstract intermediate class's override, inherited by the concrete class a wrapper holds, is
-the implementation the delegate has (issue 27, error 7).
+the implementation the delegate has.
 
 `Mid(Backend, ABC)` is never the object at a site (wrapper-role rules a pairing with it out), but
 `Leaf(Mid)` is, and its hooks are Mid's. Issue 27 reports such overrides dropped on an unseen code

@@ -1,4 +1,4 @@
-"""A local's value at a use is the bindings that reach that use (issue 27, error 3).
+"""A local's value at a use is the bindings that reach that use.
 
 `backend = Split(backend)` then `backend = Hybrid(backend)` builds `Split` around what `backend`
 held before that line, never around the `Hybrid` built after it. Straight-line code keeps the last

@@ -301,7 +301,7 @@ def test_help_names_the_server_subcommand():
 
 def test_every_printed_path_opens_from_the_current_directory(tmp_path):
     """Paths in the finding, its message and its evidence are relative to where attn-lint runs,
-    with one folder or several (issue 12: they were relative to each argument)."""
+    with one folder or several (they were once relative to each argument)."""
     import re
     import shutil
     for name in ("al001_hidden_hook", "al003_noop_default"):

@@ -1,4 +1,4 @@
-"""A wrapper answering a capability question with its base's constant (issue 27, error 8).
+"""A wrapper answering a capability question with its base's constant.
 
 `def supports_chunks(self): return False` on the family base and `return True` on an
 implementation: both bodies are "no-ops" by shape, but they answer differently, so a wrapper that

@@ -1,4 +1,4 @@
-"""A declaration bounds; only values populate (issue 27, error 1).
+"""A declaration bounds; only values populate.
 
 `self.full: Backend` (no value; or `= None`, a false literal, which is no class; in a method or at
 class level) followed by stores of concrete classes bounds those values: it is not one more value,

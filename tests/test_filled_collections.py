@@ -1,4 +1,4 @@
-"""A delegate collection filled in a loop is what is put in it (issue 27, error 8).
+"""A delegate collection filled in a loop is what is put in it.
 
 `self.backends = []` then `self.backends.append(make_backend(name))` for each configured name (or
 `.extend(...)`, `self.table[key] = build(key)`): the wrapper holds what the factory builds. Before,

@@ -1,4 +1,4 @@
-"""Wrappers beyond their own family's structure (issue 27, error 8; the history corpus beyond SGLang).
+"""Wrappers beyond their own family's structure.
 
 * AL002: a wrapper's own override of the API it forwards to its delegates, narrower than that API
   (diffusers' combined pipelines: `enable_model_cpu_offload(self, gpu_id=0)` forwarding to their

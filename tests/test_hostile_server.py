@@ -1,4 +1,4 @@
-"""The resident server where the docs say more than the code did (issue 26, item 10): its folders
+"""The resident server where the docs say more than the code did: its folders
 are 0700 whatever the umask or an older folder's mode; every fallback from a server that was asked
 for or found says so in one line; concurrent starts spawn one server; nothing planted at its lock
 or log is written through, waited on or trusted. Each test runs the CLI as a subprocess, with its

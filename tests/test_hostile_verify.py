@@ -1,4 +1,4 @@
-"""`--verify` against code that escapes its process group or eats memory (issue 26, item 8).
+"""`--verify` against code that escapes its process group or eats memory.
 
 Each CLI test runs the real CLI in a subprocess on the tree of test_verify_isolation.py: `BadWrapper`
 in a module whose body misbehaves, `GoodWrapper` in a clean one, whose verdict must not change. The

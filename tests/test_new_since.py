@@ -139,7 +139,7 @@ def test_a_shallow_clone_works_for_what_it_has(repo, tmp_path):
 
 # --- one release pair of real code: the baseline and --new-since views agree -------------------
 PAIR = ("0.5.15", "0.5.16")
-# Read by hand (issue 28): the findings of sglang/srt 0.5.16 whose subject is new since 0.5.15.
+# Read by hand: the findings of sglang/srt 0.5.16 whose subject is new since 0.5.15.
 NEW_IN_0_5_16 = {
     ("AL001", "HybridAttnBackend", "max_context_len"),
     ("AL003", "HybridAttnBackend", "draft_extend_metadata_captured_in_graph"),

@@ -1,4 +1,4 @@
-"""A per-class factory gives what its overrides return (issue 27, error 2).
+"""A per-class factory gives what its overrides return.
 
 `backend.get_impl_cls()` on a receiver typed with the base, whose `get_impl_cls` is abstract
 (`-> type[AttentionImpl]: ...`), runs some subclass's override: the call gives what those

@@ -120,7 +120,7 @@ def _wrap_through_a_function(tmp_path, extra: str = ""):
 
 
 def test_a_plain_functions_parameter_is_what_its_calls_pass(tmp_path):
-    """A module-level function's calls are found by its name (issue 27): `wrap(LatentCache)` is
+    """A module-level function's calls are found by its name: `wrap(LatentCache)` is
     the only one, so `wrap`'s `cls` is LatentCache, built exactly."""
     root = _wrap_through_a_function(tmp_path)
     assert _delegate(root) == (["LatentCache", "PlainCache"], ["LatentCache", "PlainCache"])

@@ -1,4 +1,4 @@
-"""The development code bases beyond SGLang and TokenSpeed (issue 27): diffusers, lmdeploy, xfuser.
+"""The development code bases beyond SGLang and TokenSpeed: diffusers, lmdeploy, xfuser.
 
 Each is a release from PyPI (precision_labels.release_tree; skipped, with pip's reason, when the
 registry cannot be reached), analysed whole and matched to tests/data/labels/<name>.json, as

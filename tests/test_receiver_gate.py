@@ -1,4 +1,4 @@
-"""A capability gate on the very object rules a wrapper out (issue 27, error 5).
+"""A capability gate on the very object rules a wrapper out.
 
 `if backend.supports_chunks(): ... hasattr(backend, "plan_chunks")`: where the wrapper's own
 answer is a false constant (inherited `return False`, a false class attribute), the caller never

@@ -411,7 +411,7 @@ def test_a_removed_socket_makes_the_server_exit(tmp_path, cache):
         _kill([pid])
 
 
-# --- one server per project, whichever environment started it (issue 12, defect 6) --------------
+# --- one server per project, whichever environment started it --------------
 def test_a_server_started_from_another_environment_is_found_and_stopped(tmp_path, cache):
     """The `attn-lint-server` pre-commit hook runs attn-lint from pre-commit's own virtualenv:
     `server status` and `server stop` from the user's environment must find that server."""

@@ -1,4 +1,4 @@
-"""State is not a hook (issue 27, error 6).
+"""State is not a hook.
 
 `set_lora_context(ctx)` storing `self._lora_context = ctx` gives an object a field when the setter
 runs on it; `getattr(layer, "_lora_context", None)` asks whether it ran on that object, not

@@ -1,4 +1,4 @@
-"""A site's reach is what its callers pass, not its whole union annotation (issue 27, error 4).
+"""A site's reach is what its callers pass, not its whole union annotation.
 
 `def prepare(backend: FlashBackend | HybridBackend, batch)` probing `plan_chunks` was taken to
 meet a `HybridBackend`, while every call in the tree hands it a `FlashBackend` and a twin helper

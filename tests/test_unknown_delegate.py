@@ -1,4 +1,4 @@
-"""unknown-delegate (issue 27, errors 2 and 3): a wrapper is paired only with what the code builds
+"""unknown-delegate: a wrapper is paired only with what the code builds
 into its delegate; a declared type (`inner: Base`, a factory `-> Base`) names no configuration.
 
 Each case is one small package: `Base`, two implementations (`Paged` and `Sparse`; only `Sparse`

@@ -1,4 +1,4 @@
-"""Unknown is not "every subclass" (issue 27, error 2).
+"""Unknown is not "every subclass".
 
 Two ways the analysis used to read a delegate it could not see as "any subclass of the base":
 

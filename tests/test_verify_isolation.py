@@ -1,5 +1,5 @@
 """`--verify` runs the user's code in child processes: a hostile module body cannot take the run down,
-hang it, leave processes behind or forge its output (issue 13, item 4).
+hang it, leave processes behind or forge its output.
 
 Each test runs the real CLI in a subprocess (the unchanged code died, hung or printed forged
 verdicts with these trees) on a tree with two AL001 findings: `BadWrapper` in a module whose body

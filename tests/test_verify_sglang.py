@@ -1,7 +1,7 @@
 """`--verify` on real SGLang 0.5.23 `sglang/srt` (downloaded like tests/test_real_sglang.py; skipped,
 with the reason, when the registry cannot be reached), against the hand triage: the one true AL002
 is checked on the CPU with Python's own TypeError and its pairing is built by the code's own
-registry, and no finding judged false is confirmed (issue 11)."""
+registry, and no finding judged false is confirmed."""
 
 from __future__ import annotations
 
