@@ -1,11 +1,36 @@
-"""The rules, one module each. Codes are stable: a retired code is never reused."""
+"""The rules, one module each (`alNNN_<name>.py`, one Rule subclass in it), found by their file
+names: adding a rule is adding its module. Codes are stable: a retired code is never reused."""
 
-from .al001_unforwarded_hook import UnforwardedHook
-from .al002_delegation_signature_mismatch import DelegationSignatureMismatch
-from .al003_wrapper_inherits_noop_default import WrapperInheritsNoopDefault
-from .base import Example, Reach, Rule
+from __future__ import annotations
 
-ALL_RULES: tuple[Rule, ...] = (UnforwardedHook(), DelegationSignatureMismatch(), WrapperInheritsNoopDefault())
+import importlib
+import pkgutil
+import re
+
+from .base import Example, Reach, Rule, RuntimeCheck
+
+_MODULE = re.compile(r"al\d{3}_\w+")
+
+
+def _discover() -> tuple[Rule, ...]:
+    found = []
+    for info in pkgutil.iter_modules(__path__):
+        if not _MODULE.fullmatch(info.name):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        classes = [c for c in vars(module).values()
+                   if isinstance(c, type) and issubclass(c, Rule) and c is not Rule and c.__module__ == module.__name__]
+        if len(classes) != 1:
+            raise ImportError(f"rules/{info.name}.py must define exactly one Rule subclass, not {len(classes)}")
+        found.append(classes[0]())
+    rules = tuple(sorted(found, key=lambda r: r.code))
+    codes = [r.code for r in rules]
+    if len(set(codes)) != len(codes):
+        raise ImportError(f"two rules share a code: {codes}")
+    return rules
+
+
+ALL_RULES: tuple[Rule, ...] = _discover()
 RULES_BY_CODE = {r.code: r for r in ALL_RULES}
 
-__all__ = ["ALL_RULES", "RULES_BY_CODE", "Example", "Reach", "Rule"]
+__all__ = ["ALL_RULES", "RULES_BY_CODE", "Example", "Reach", "Rule", "RuntimeCheck"]

@@ -1,0 +1,142 @@
+"""A mutation run: small faults put one at a time into the analysis code, and whether the tests
+notice. A mutant that survives is a behaviour no test pins (or an equivalent mutant).
+
+    python bench/mutation.py [--files rules/*.py linter/families.py] [--max 40] [--seed 1]
+
+Works on a copy of the checkout (never on the working tree): each mutant is written there, the
+test subset runs against it (`-m "not network and not slow"`), and the copy is restored. Mutation
+points: comparison operators flipped (`==`/`!=`, `<`/`>=`, `in`/`not in`, `is`/`is not`), `and`/`or`
+swapped, a `not` dropped, an integer constant moved by one, a `True`/`False` constant negated, and a
+`continue`/`return None` guard's condition negated. Writes bench/results/mutation.json and prints
+each surviving mutant with its place.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# Tests that exercise the rules and the family model directly (the rest are output, CLI, cache,
+# verification and real-code tests, slow or not about these files).
+SUBSET = ["tests/test_rules_examples.py", "tests/test_fixtures.py", "tests/test_nested_wrappers.py",
+          "tests/test_narrowing.py", "tests/test_passed_values.py", "tests/test_signal_wrapper_role.py",
+          "tests/test_unknown_delegate.py", "tests/test_opaque_bases.py", "tests/test_evidence_chain.py",
+          "tests/test_al003_placeholders.py", "tests/test_override_drops_parameter.py",
+          "tests/test_al002_own_delegates.py", "tests/test_wrapper_hierarchy.py", "tests/test_wrapper_internal.py",
+          "tests/test_abstract_intermediate.py", "tests/test_union_reach.py", "tests/test_state_not_hook.py",
+          "tests/test_forwarding_api.py", "tests/test_override_returns.py", "tests/test_constant_answers.py",
+          "tests/test_class_values.py", "tests/test_guards.py", "tests/test_unknown_is_latent.py"]
+_FLIP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE,
+         ast.LtE: ast.Gt, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
+
+
+def points(tree: ast.AST) -> list[tuple[int, str]]:
+    """(node index in ast.walk order, what the mutation does) for each mutable node."""
+    out = []
+    for i, node in enumerate(ast.walk(tree)):
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _FLIP:
+            out.append((i, f"{type(node.ops[0]).__name__} -> {_FLIP[type(node.ops[0])].__name__}"))
+        elif isinstance(node, ast.BoolOp):
+            out.append((i, "and <-> or"))
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            out.append((i, "drop `not`"))
+        elif isinstance(node, ast.Constant) and type(node.value) is int and not isinstance(node.value, bool):
+            out.append((i, f"{node.value} -> {node.value + 1}"))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, bool):
+            out.append((i, f"{node.value} -> {not node.value}"))
+        elif isinstance(node, ast.If) and len(node.body) == 1 and isinstance(node.body[0], (ast.Continue, ast.Return)) \
+                and (not isinstance(node.body[0], ast.Return) or node.body[0].value is None
+                     or isinstance(node.body[0].value, ast.Constant)):
+            out.append((i, "negate a guard"))
+    return out
+
+
+def mutate(tree: ast.AST, index: int) -> None:
+    node = list(ast.walk(tree))[index]
+    if isinstance(node, ast.Compare):
+        node.ops = [_FLIP[type(node.ops[0])]()]
+    elif isinstance(node, ast.BoolOp):
+        node.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+    elif isinstance(node, ast.UnaryOp):
+        # `not x` -> `not not x`: the truth of x itself, whatever x is (no unary + on objects)
+        node.operand = ast.UnaryOp(ast.Not(), node.operand)
+    elif isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        node.value = not node.value
+    elif isinstance(node, ast.Constant):
+        node.value += 1
+    elif isinstance(node, ast.If):
+        node.test = ast.UnaryOp(ast.Not(), node.test)
+
+
+def run_tests(copy: Path, timeout: float) -> tuple[bool, float]:
+    start = time.monotonic()
+    env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+    try:
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+                               "-m", "not network and not slow", *SUBSET], cwd=copy, env=env,
+                              capture_output=True, text=True, timeout=timeout)
+        killed = proc.returncode != 0
+    except subprocess.TimeoutExpired:
+        killed = True  # a mutant that hangs is noticed
+    return killed, time.monotonic() - start
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    rules = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "rules").glob("*.py"))
+    ap.add_argument("--files", nargs="*", default=[*rules, "linter/families.py"])
+    ap.add_argument("--max", type=int, default=40, help="mutants sampled over all files")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--timeout", type=float, default=300)
+    args = ap.parse_args()
+    rng = random.Random(args.seed)
+    copy = Path(tempfile.mkdtemp(prefix="attn-lint-mutation-"))
+    try:
+        for name in ("attn_lint", "linter", "rules", "runtime_check", "tests", "fixtures"):
+            shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
+        killed, seconds = run_tests(copy, args.timeout)
+        if killed:
+            print("the test subset fails on the unmutated copy: fix that first", file=sys.stderr)
+            return 2
+        print(f"baseline: the subset passes in {seconds:.0f} s")
+        candidates = []
+        for rel in args.files:
+            text = (ROOT / rel).read_text()
+            candidates += [(rel, i, what) for i, what in points(ast.parse(text))]
+        chosen = sorted(rng.sample(candidates, min(args.max, len(candidates))))
+        rows = []
+        for rel, index, what in chosen:
+            original = (ROOT / rel).read_text()
+            tree = ast.parse(original)
+            node = list(ast.walk(tree))[index]
+            line = getattr(node, "lineno", 0)
+            mutate(tree, index)
+            (copy / rel).write_text(ast.unparse(ast.fix_missing_locations(tree)) + "\n")
+            killed, seconds = run_tests(copy, args.timeout)
+            (copy / rel).write_text(original)
+            rows.append({"file": rel, "line": line, "mutation": what, "killed": killed, "seconds": round(seconds, 1)})
+            print(f"{'killed  ' if killed else 'SURVIVED'} {rel}:{line}  {what}  ({seconds:.0f} s)", flush=True)
+        survived = [r for r in rows if not r["killed"]]
+        summary = {"mutants": len(rows), "killed": len(rows) - len(survived), "candidates": len(candidates),
+                   "files": args.files, "seed": args.seed, "rows": rows}
+        out = ROOT / "bench" / "results" / "mutation.json"
+        out.write_text(json.dumps(summary, indent=1) + "\n")
+        print(f"{len(rows) - len(survived)} of {len(rows)} mutants killed; results in {out.relative_to(ROOT)}")
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
