@@ -159,7 +159,7 @@ class Context:
         if site is not None and site.cls and ref is not None and site.fn.params \
                 and ref == ("name", site.fn.params[0].name):
             hit = self.index.lookup(qual, site.fn.name)
-            if hit is None or hit[0] != site.cls:
+            if hit is None or hit.owner != site.cls:
                 return None
         mro = self.index.mro(qual)
         for t in sorted(res.instances()):

@@ -155,9 +155,9 @@ class FamilyModel:
         """Wrapper `qual`'s method (or property) `member` reaches `member` on its own delegates:
         calls or probes it there, or returns it read off one."""
         found = self.index.method(qual, member)
-        if found is None or not found[1].params:
+        if found is None or not found.fn.params:
             return False
-        fn = found[1]
+        fn = found.fn
         for call in fn.calls:
             target = member_target(fn, call.func)
             if target and target[1] == member and self._own_delegate_in(qual, fn, target[0], 0):
@@ -309,9 +309,9 @@ class FamilyModel:
         if depth >= 2 or ref[0] != "call" or not ref[1] or ref[1][0] != "attr" or ref[1][1] != ("name", me):
             return False
         found = self.index.method(site_cls, ref[1][2])
-        if found is None or not found[1].return_values or found[1].kind != "method":
+        if found is None or not found.fn.return_values or found.fn.kind != "method":
             return False
-        helper = found[1]
+        helper = found.fn
         return all(self._own_delegate_in(site_cls, helper, v, depth + 1) for v in helper.return_values)
 
     def is_wrapper_internal(self, site_cls: str | None, fn: FunctionInfo, ref: tuple | None) -> bool:

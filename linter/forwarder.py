@@ -56,11 +56,11 @@ def forwarding_method(ctx, f: Finding, sources: _SourceCache, indent: str) -> st
         found = index.method(owner, member)
         if found is None:
             raise Unfixable(f"`{owner}` defines `{member}` as an attribute, not a method")
-        if found[0] in seen:
+        if found.owner in seen:
             continue
-        seen.add(found[0])
-        if found[1].kind == "property":
-            raise Unfixable(f"`{found[0]}.{member}` is a property")
+        seen.add(found.owner)
+        if found.fn.kind == "property":
+            raise Unfixable(f"`{found.owner}.{member}` is a property")
         impls.append(found)
     if not impls:
         raise Unfixable("no implementation defines it as a method")

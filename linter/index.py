@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 from .discover import SourceFile
 from .summary import ClassInfo, FunctionInfo, ModuleSummary
@@ -13,6 +14,22 @@ INERT_EXTERNAL_BASES = {
     "object", "ABC", "abc.ABC", "Generic", "typing.Generic", "Protocol", "typing.Protocol",
     "ABCMeta", "abc.ABCMeta", "NamedTuple", "typing.NamedTuple",
 }
+
+
+class Found(NamedTuple):
+    """Where normal attribute lookup finds a member (TreeIndex.lookup)."""
+    owner: str  # the class in the MRO that has it
+    kind: str  # "method", "attr" (class-level) or "instance" (assigned on self in a method)
+
+
+class FoundMethod(NamedTuple):
+    """The method attribute lookup finds (TreeIndex.method)."""
+    owner: str
+    fn: FunctionInfo
+
+
+# Built without NamedTuple's generated __new__ (a frame per record): member tables hold many.
+_found = tuple.__new__
 
 
 @dataclass(slots=True)
@@ -309,26 +326,28 @@ class TreeIndex:
                     todo.append(child)
         return out
 
-    def member_table(self, qual: str) -> tuple[dict[str, tuple[str, str]], dict[str, tuple[str, str]]]:
+    def member_table(self, qual: str) -> tuple[dict[str, Found], dict[str, Found]]:
         table = self._members_memo.get(qual)
         if table is None:
-            class_level: dict[str, tuple[str, str]] = {}
-            instance_level: dict[str, tuple[str, str]] = {}
+            class_level: dict[str, Found] = {}
+            instance_level: dict[str, Found] = {}
             for c in reversed(self.mro(qual)):  # nearer classes overwrite farther ones
                 info = self.classes[c].info
+                attr, method, instance = _found(Found, (c, "attr")), _found(Found, (c, "method")), \
+                    _found(Found, (c, "instance"))
                 for name in info.attrs:
-                    class_level[name] = (c, "attr")
+                    class_level[name] = attr
                 for name in info.methods:
-                    class_level[name] = (c, "method")
+                    class_level[name] = method
                 for fn in info.methods.values():
                     for name in fn.self_attrs:
-                        instance_level[name] = (c, "instance")
+                        instance_level[name] = instance
             table = (class_level, instance_level)
             self._members_memo[qual] = table
         return table
 
-    def lookup(self, qual: str, member: str) -> tuple[str, str] | None:
-        """Where `member` is found by normal attribute lookup on an instance: (owner, kind).
+    def lookup(self, qual: str, member: str) -> Found | None:
+        """Where `member` is found by normal attribute lookup on an instance.
 
         kind is "method", "attr" (class-level), or "instance" (assigned on self in a method).
         Class-level definitions anywhere in the MRO win over instance assignments, as they do
@@ -337,11 +356,16 @@ class TreeIndex:
         class_level, instance_level = self.member_table(qual)
         return class_level.get(member) or instance_level.get(member)
 
-    def method(self, qual: str, name: str) -> tuple[str, FunctionInfo] | None:
+    def method(self, qual: str, name: str) -> FoundMethod | None:
         hit = self.member_table(qual)[0].get(name)
-        if hit is None or hit[1] != "method":
+        if hit is None or hit.kind != "method":
             return None  # missing, or a class attribute shadows any method further up
-        return hit[0], self.classes[hit[0]].info.methods[name]
+        return _found(FoundMethod, (hit.owner, self.classes[hit.owner].info.methods[name]))
+
+    def owner_of(self, qual: str, member: str) -> str | None:
+        """The class whose definition of `member` an instance of `qual` finds, if any."""
+        hit = self.lookup(qual, member)
+        return hit.owner if hit is not None else None
 
     def has_getattr_hook(self, qual: str) -> str | None:
         for c in self.mro(qual):

@@ -95,7 +95,7 @@ class ParamCallers:
                 continue
             runs = (index.lookup(t, member) for t in ctx.resolver.resolve(recv, csite.scope).instances()
                     if t in index.classes)
-            if not any(hit is not None and hit[0] == site.cls for hit in runs):
+            if not any(hit is not None and hit.owner == site.cls for hit in runs):
                 continue
             calls.append((csite, call))
             if len(calls) > MAX_CALLERS:

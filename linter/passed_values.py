@@ -102,7 +102,7 @@ class PassedValues:
                 return None  # a class-level value: the resolver's business
             for method, (value, _ann, _line) in self.index.assignments(c).get(attr, ()):
                 runs = self.index.method(qual, method.name)
-                if (runs is None or runs[0] != c) and not (method.name == "__init__" and bases_init):
+                if (runs is None or runs.owner != c) and not (method.name == "__init__" and bases_init):
                     continue  # overridden for `qual`: a base's `__init__` its own never calls
                 found = True
                 got = self.value(value, Scope(entry.module, c, method), 0, frozenset())
@@ -149,7 +149,7 @@ class PassedValues:
             return self._table(ref[1], scope, steps)
         if kind == "attr" and scope.cls and scope.fn is not None and scope.fn.params \
                 and scope.fn.kind == "method" and ref[1] == ("name", scope.fn.params[0].name) \
-                and (self.index.lookup(scope.cls, ref[2]) or (None, None))[1] == "method":
+                and getattr(self.index.lookup(scope.cls, ref[2]), "kind", None) == "method":
             return {("bound", scope.cls, ref[2]): True}, []  # `self.make`, handed on uncalled
         if kind == "attr" and self.partial and scope.cls and scope.fn is not None and scope.fn.params \
                 and ref[1] == ("name", scope.fn.params[0].name):
@@ -378,7 +378,7 @@ class PassedValues:
         out: dict = {}
         ev: list = []
         found = [self.index.method(k, member) for k in {cls} | self.index.descendants(cls)]
-        impls = {hit[0]: hit[1] for hit in found if hit is not None}
+        impls = {hit.owner: hit.fn for hit in found if hit is not None}
         result = None
         if self.partial:
             result = self._returns_of_each(impls, steps)
@@ -548,7 +548,7 @@ class PassedValues:
                     continue  # a lower bound: only the calls known to run it
                 return None  # some call of that name may be this method's
             runs = [self.index.lookup(t, fn.name) for t in res if t in self.index.classes]
-            if not any(hit is not None and hit[0] == scope.cls for hit in runs):
+            if not any(hit is not None and hit.owner == scope.cls for hit in runs):
                 continue
             full = self._full_scope(csite.scope)
             node = self.call_node(full, call.line, call.col)

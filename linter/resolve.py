@@ -359,14 +359,14 @@ class Resolver:
         out, steps, seen = set(), [], set()
         for sub in sorted(self.index.descendants(qual)):
             found = self.index.method(sub, name)
-            if found is None or found[0] == owner or found[0] in seen:
+            if found is None or found.owner == owner or found.owner in seen:
                 continue
-            seen.add(found[0])
-            fn = found[1]
+            seen.add(found.owner)
+            fn = found.fn
             if _placeholder(fn):
                 continue  # an intermediate class's own placeholder: its subclasses answer
-            r = self._return_types(self.index.classes[found[0]].module,
-                                   sub if fn.kind == "classmethod" else found[0], fn, depth)
+            r = self._return_types(self.index.classes[found.owner].module,
+                                   sub if fn.kind == "classmethod" else found.owner, fn, depth)
             if not r.types:
                 return None
             out |= r.types

@@ -196,7 +196,7 @@ def prefill(backend: Backend, batch):
         for wq, member in model.outermost(found):
             owners, hits, impls = found[(wq, member)]
             finding = self._report(ctx, wq, index.classes[wq], model.wrappers[wq], member, owners, hits)
-            holders = [i for i in impls if (index.lookup(i, member) or ("",))[0] in owners]
+            holders = [i for i in impls if index.owner_of(i, member) in owners]
             yield self.assessed(ctx, finding, [
                 Pairing(self.code, wq, impl, member, site, probe.line, "probe", probe.receiver)
                 for site, probe, _, _ in hits for impl in holders])
@@ -232,7 +232,7 @@ def prefill(backend: Backend, batch):
         first = hits[0]
         names = ", ".join(f"`{short(o)}`" for o in owners[:3]) + (f" and {len(owners) - 3} more"
                                                                    if len(owners) > 3 else "")
-        kinds = {ctx.index.lookup(o, member)[1] for o in owners}
+        kinds = {ctx.index.lookup(o, member).kind for o in owners}
         what = "method" if "method" in kinds else "property" if "property" in kinds else "attribute"
         consequence = "the hook never runs" if what == "method" else "the delegate's value is never used"
         message = (f"`{w}` hides {what} `{member}`: its delegates ({names}) define it, but "

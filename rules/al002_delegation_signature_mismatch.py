@@ -77,7 +77,7 @@ class DelegationSignatureMismatch(Rule):
         index = ctx.index
         owner = dict(finding.details).get("rejecting_owner") or (finding.targets[0] if finding.targets else "")
         impls = [owner] + sorted(c for c in index.descendants(owner)
-                                 if (index.lookup(c, finding.member) or ("",))[0] == owner)
+                                 if index.owner_of(c, finding.member) == owner)
         if facts.get("on_self"):
             return [(finding.class_name, None, impls)]
         if facts.get("receiver_attr"):
@@ -307,7 +307,7 @@ class Runner:
                     if t not in model.family_members or not model.is_polymorphic(t):
                         continue
                     found = index.method(t, member)
-                    if found is None or found[1].kind != "method":
+                    if found is None or found.fn.kind != "method":
                         continue
                     base_owner, base_fn = found
                     base_params = bound_params(base_fn)
@@ -317,7 +317,7 @@ class Runner:
                     statics.append(t)
                     for impl in model.implementations({t}):
                         found = index.method(impl, member)
-                        if impl in seen or found is None or found[0] == base_owner or found[1].kind != "method":
+                        if impl in seen or found is None or found.owner == base_owner or found.fn.kind != "method":
                             continue
                         seen.add(impl)
                         owner, impl_fn = found
@@ -393,7 +393,7 @@ class Runner:
                     rejecting, accepting = [], []
                     for impl in held:
                         found = index.method(impl, member)
-                        if found is None or found[1].kind == "property":
+                        if found is None or found.fn.kind == "property":
                             rejecting = []
                             break
                         owner, fn = found
@@ -439,9 +439,9 @@ class Runner:
         evidence.extend(res.steps[:4])
         if dropped_from is not None:
             declared = index.method(dropped_from, member)
-            oe = index.classes[declared[0]]
-            evidence.append(Evidence(oe.file.display, declared[1].line,
-                                     f"`{oe.info.name}.{format_signature(declared[1])}` declares the call's "
+            oe = index.classes[declared.owner]
+            evidence.append(Evidence(oe.file.display, declared.fn.line,
+                                     f"`{oe.info.name}.{format_signature(declared.fn)}` declares the call's "
                                      f"keywords: a type checker accepts it"))
         by_owner: dict[str, list] = {}
         for impl, owner, fn, err in rejecting:

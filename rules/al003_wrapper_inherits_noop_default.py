@@ -207,10 +207,10 @@ delegates that may not implement a placeholder hook, only where the configuratio
             impls = model.implementations(statics, exclude=wq, nested=False,
                                          exact=wrapper.exact_types())
             for member, hit in sorted(index.member_table(wq)[0].items()):
-                if member.startswith("__") or member not in used or hit[1] != "method" \
+                if member.startswith("__") or member not in used or hit.kind != "method" \
                         or member in model.structural_members:
                     continue
-                base = hit[0]
+                base = hit.owner
                 base_fn = index.classes[base].info.methods[member]
                 if base_fn.kind == "property":
                     continue
@@ -233,7 +233,7 @@ delegates that may not implement a placeholder hook, only where the configuratio
                     continue
                 sites = list(self._sites(ctx, wq, member))
                 if sites:
-                    holders = [i for i in impls if (index.lookup(i, member) or ("",))[0] in overriders]
+                    holders = [i for i in impls if index.owner_of(i, member) in overriders]
                     gaps[(wq, member)] = (base, base_fn, overriders, sites, holders)
         gaps.update(self._facade_gaps(ctx, used, gaps.keys()))
         for wq, member in model.outermost(gaps):
@@ -258,19 +258,19 @@ delegates that may not implement a placeholder hook, only where the configuratio
             held = wrapper.delegate_types()
             impls = ctx.model.implementations(held, exclude=wq, leaves_only=False)
             for member, hit in sorted(index.member_table(wq)[0].items()):
-                if (wq, member) in known or member.startswith("__") or member not in used or hit[1] != "method" \
-                        or hit[0] == wq:
+                if (wq, member) in known or member.startswith("__") or member not in used or hit.kind != "method" \
+                        or hit.owner == wq:
                     continue
-                base_fn = index.classes[hit[0]].info.methods[member]
+                base_fn = index.classes[hit.owner].info.methods[member]
                 if not base_fn.unimplemented or base_fn.kind == "property":
                     continue
-                overriders = sorted({owner for owner, _ in self._implementers(ctx, impls, member, hit[0], True)})
+                overriders = sorted({owner for owner, _ in self._implementers(ctx, impls, member, hit.owner, True)})
                 if not overriders:
                     continue
                 sites = list(self._sites(ctx, wq, member))
                 if sites:
-                    holders = [i for i in impls if (index.lookup(i, member) or ("",))[0] in overriders]
-                    out[(wq, member)] = (hit[0], base_fn, overriders, sites, holders)
+                    holders = [i for i in impls if index.owner_of(i, member) in overriders]
+                    out[(wq, member)] = (hit.owner, base_fn, overriders, sites, holders)
         return out
 
     @staticmethod
@@ -316,13 +316,13 @@ delegates that may not implement a placeholder hook, only where the configuratio
         index = ctx.index
         for impl in impls:
             found = index.lookup(impl, member)
-            if not found or found[0] == base or found[1] != "method":
+            if not found or found.owner == base or found.kind != "method":
                 continue
-            fn = index.classes[found[0]].info.methods[member]
+            fn = index.classes[found.owner].info.methods[member]
             if fn.unimplemented or (fn.noop and not placeholder
-                                    and not _answers_otherwise(ctx, base, found[0], member)):
+                                    and not _answers_otherwise(ctx, base, found.owner, member)):
                 continue
-            yield found[0], fn
+            yield found.owner, fn
 
     @staticmethod
     def _sites(ctx: Context, wq: str, member: str):

@@ -144,7 +144,7 @@ def holding_delegates(ctx: Context, wq: str, wrapper, member: str, owners: Itera
     options = []
     for d in wrapper.delegates:
         impls = model.implementations(d.types, exclude=wq, exact=d.exact)
-        defined_by = {hit[0] for hit in (index.lookup(i, member) for i in impls) if hit is not None}
+        defined_by = {hit.owner for hit in (index.lookup(i, member) for i in impls) if hit is not None}
         options.append((len(impls), d.attr, defined_by))
     options.sort(key=lambda o: o[:2])
     return {next(attr for _, attr, defined_by in options if owner in defined_by)
@@ -191,7 +191,7 @@ def delegate_pairings(ctx: Context, finding: Finding, keeps) -> list[tuple] | st
             hit = index.lookup(c, finding.member)
             if c in latent or hit is None:
                 continue
-            if keeps(hit[0], owners, base):
+            if keeps(hit.owner, owners, base):
                 impls.append(c)
         if impls:
             wanted.append((finding.class_name, d.attr, impls))

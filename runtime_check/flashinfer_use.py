@@ -47,7 +47,7 @@ def plans_flashinfer(ctx, owner: str, member: str) -> FlashInferPlan | None:
     found = index.method(owner, member) if owner in index.classes else None
     if found is None:
         return None
-    todo = [(found[0], found[1], (f"{short(found[0])}.{member}",))]
+    todo = [(found.owner, found.fn, (f"{short(found.owner)}.{member}",))]
     seen: set[tuple[str, str]] = set()
     while todo:
         cls, fn, chain = todo.pop(0)
@@ -69,13 +69,13 @@ def plans_flashinfer(ctx, owner: str, member: str) -> FlashInferPlan | None:
             for helper_cls in _held_classes(ctx, cls, recv, me):
                 hit = index.method(helper_cls, name)
                 if hit is not None:
-                    todo.append((hit[0], hit[1], chain + (f"{short(hit[0])}.{name}",)))
+                    todo.append((hit.owner, hit.fn, chain + (f"{short(hit.owner)}.{name}",)))
         # `super().hook(...)`: the summary keeps no call on `super()`; the source shows it.
         if _calls_super(ctx, entry.module, cls, fn):
             parents = index.mro(cls)[1:2]
             hit = index.method(parents[0], fn.name) if parents else None
             if hit is not None:
-                todo.append((hit[0], hit[1], chain + (f"{short(hit[0])}.{fn.name}",)))
+                todo.append((hit.owner, hit.fn, chain + (f"{short(hit.owner)}.{fn.name}",)))
     return None
 
 

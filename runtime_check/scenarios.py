@@ -244,7 +244,7 @@ def _owner_signature(ctx, loader: TreeLoader, owner: str, member: str):
             return kind, sig, f"inspect.signature on the {lc.mode} class", lc, None
     found = ctx.index.method(owner, member) if owner in ctx.index.classes else None
     if found is not None:
-        fn = found[1]
+        fn = found.fn
         kind = fn.kind if fn.kind in ("staticmethod", "classmethod", "property") else "method"
         return kind, signature_from_params(fn.params), "rebuilt from the source", lc, err
     return None, None, None, lc, err or f"`{short(owner)}` has no `{member}`"

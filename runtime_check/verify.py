@@ -526,10 +526,10 @@ def gpu_controls(result: Result, loader: TreeLoader, backend: str = "fa2",
             if (wq, member) in flagged:
                 continue
             hit = index.method(wq, member)
-            if hit is None or hit[1].noop or not _callable_as_hook(hit[1].params):
+            if hit is None or hit.fn.noop or not _callable_as_hook(hit.fn.params):
                 continue
-            owners = sorted({found[0] for found in (index.method(i, member) for i in impls)
-                             if found and not found[1].noop and _callable_as_hook(found[1].params)})
+            owners = sorted({found.owner for found in (index.method(i, member) for i in impls)
+                             if found and not found.fn.noop and _callable_as_hook(found.fn.params)})
             if not owners:
                 continue
             lc, err = _load_class(ctx, loader, wq)

@@ -34,7 +34,7 @@ class CheckOnly(Signal):
         if p.impl not in ctx.index.classes:
             return None
         found = ctx.index.method(p.impl, p.member)
-        if found is None or not found[1].checks_only:
+        if found is None or not found.fn.checks_only:
             return None
         held = ctx.index.method(p.wrapper, p.member) if p.wrapper in ctx.index.classes else None
         if held is not None and held[1].unimplemented:

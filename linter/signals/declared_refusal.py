@@ -35,9 +35,9 @@ class DeclaredRefusal(Signal):
         if p.wrapper is None or p.wrapper not in index.classes:
             return None
         found = index.method(p.wrapper, p.member)
-        if found is None or found[0] != p.wrapper or not found[1].unimplemented:
+        if found is None or found.owner != p.wrapper or not found.fn.unimplemented:
             return None
         entry = index.classes[p.wrapper]
-        return Reason(self.name, "lower", entry.file.display, found[1].line,
+        return Reason(self.name, "lower", entry.file.display, found.fn.line,
                       f"`{entry.info.name}.{p.member}` is the wrapper's own `raise NotImplementedError`: its "
                       f"author declared the hook unsupported there, not a default the wrapper inherits unseen")

@@ -120,7 +120,7 @@ def _wrapper_fails(index, wrapper: str, impl: str, attr: str, chained: bool) -> 
         return f"`.{attr}`, which `{short(wrapper)}` lacks"
     if not chained or any(attr in index.assignments(c) for c in index.mro(wrapper) if c in index.classes):
         return None
-    owner = index.classes.get(found[0])
+    owner = index.classes.get(found.owner)
     ca = owner.info.attrs.get(attr) if owner else None
     if ca is None or ca.value is not None or attr in owner.info.methods:
         return None

@@ -66,7 +66,7 @@ class _Roles:
 
     def _implements(self, qual: str, name: str, root: str | None = None) -> bool:
         hit = self.index.method(qual, name)
-        return hit is not None and hit[0] != root and not _unimplemented(hit[1])
+        return hit is not None and hit.owner != root and not _unimplemented(hit.fn)
 
     # --- the family's own operations -----------------------------------------------------------
     def declared(self, root: str) -> frozenset[str]:
@@ -99,7 +99,7 @@ class _Roles:
         if hit is None:
             found = self.index.method(wq, op)
             attrs = frozenset(d.attr for d in self.model.wrappers[wq].delegates)
-            hit = self._reach[key] = frozenset(self._body_reach(wq, found[1], attrs, 1)) if found else frozenset()
+            hit = self._reach[key] = frozenset(self._body_reach(wq, found.fn, attrs, 1)) if found else frozenset()
         return hit
 
     def _body_reach(self, wq: str, fn: FunctionInfo, attrs: frozenset[str], hops: int) -> set[str]:
@@ -115,7 +115,7 @@ class _Roles:
             if hops and target[0] == me:
                 helper = self.index.method(wq, target[1])
                 if helper is not None:
-                    out |= self._body_reach(wq, helper[1], attrs, hops - 1)
+                    out |= self._body_reach(wq, helper.fn, attrs, hops - 1)
         for probe in fn.probes:
             out |= self._delegates_in(wq, fn, probe.receiver, attrs)
         return out
@@ -133,9 +133,9 @@ class _Roles:
             return {a for v in fn.locals.get(ref[1], ()) for a in self._delegates_in(wq, fn, v, attrs, depth + 1)}
         if ref[0] == "call" and ref[1] and ref[1][0] == "attr" and ref[1][1] == ("name", me):
             helper = self.index.method(wq, ref[1][2])
-            if helper is not None and helper[1].params:
-                return {a for v in helper[1].return_values
-                        for a in self._delegates_in(wq, helper[1], v, attrs, depth + 1)}
+            if helper is not None and helper.fn.params:
+                return {a for v in helper.fn.return_values
+                        for a in self._delegates_in(wq, helper.fn, v, attrs, depth + 1)}
         return set()
 
     def handed(self, wq: str, ops: frozenset[str]) -> set[str]:
@@ -151,9 +151,9 @@ class _Roles:
         one on another: the delegate is a fallback (`if not aligned: return
         self.fallback.decode(...)` then `return out.view(...)`), the class does the operation."""
         found = self.index.method(wq, op)
-        if found is None or found[0] != wq or not found[1].params:
+        if found is None or found.owner != wq or not found.fn.params:
             return False
-        fn = found[1]
+        fn = found.fn
         if not self.reached(wq, op):
             return False
         names = _DelegatesAndMethods(self.index, wq, frozenset(d.attr for d in self.model.wrappers[wq].delegates))
@@ -171,8 +171,8 @@ class _Roles:
         handed = self.handed(wq, ops)
         for op in sorted(ops - handed):
             found = self.index.method(wq, op)
-            if found is not None and found[0] not in roots and not _unimplemented(found[1]) and not found[1].noop:
-                out.append((op, found[0], found[1]))
+            if found is not None and found.owner not in roots and not _unimplemented(found.fn) and not found.fn.noop:
+                out.append((op, found.owner, found.fn))
         return out
 
 
@@ -266,7 +266,7 @@ class WrapperRole(Signal):
         runs = (p.site.fn.name, p.site.cls) if p.site.cls in index.mro(wq) else None
         for sub in sorted(index.descendants(wq)):
             if roles.abstract(sub) is None and index.lookup(sub, p.member) == claim and (
-                    runs is None or (index.lookup(sub, runs[0]) or ("",))[0] == runs[1]):
+                    runs is None or index.owner_of(sub, runs[0]) == runs[1]):
                 return None  # a concrete subclass inherits the claim: it stands, for that class
         owner, fn = found
         entry = index.classes[owner]
@@ -295,7 +295,7 @@ class WrapperRole(Signal):
         for op in sorted(core - forwarded.keys()):
             if set(attrs) & roles.reached(wq, op):
                 found = index.method(wq, op)
-                forwarded[op] = Evidence(index.classes[found[0]].file.display, found[1].line,
+                forwarded[op] = Evidence(index.classes[found.owner].file.display, found.fn.line,
                                          f"`{w}.{op}` reaches {held}")
         ops = ", ".join(f"`{op}`" for op in sorted(core))
         impl = index.classes[p.impl].info.name
