@@ -95,7 +95,6 @@ class RunOptions:
     changed_files: tuple[str, ...] | None = None  # pre-commit mode: report only findings touching these
     new_since: str | None = None  # --new-since REF: report only findings whose identity REF lacks
     show_fixed: bool = False  # --show-fixed: and list REF's findings that are gone
-    at_revision: list | None = None  # REF's findings (every confidence), set by run()
     statistics: bool = False
     verbose: bool = False  # the supporting evidence too (text and github formats)
     fix: bool = False
@@ -106,9 +105,53 @@ class RunOptions:
     verify_gpu: bool = False  # --verify-on-gpu: and the FlashInfer smoke test
     verify_time_limit: float = DEFAULT_TASK_TIME_LIMIT  # --verify-time-limit: seconds per finding's child process
     verify_memory_limit: int | None = DEFAULT_MEMORY_LIMIT  # --verify-memory-limit in bytes (None: none)
-    verification: dict | None = None  # {Finding: Verification}, set by run()
-    gpu_problem: str | None = None  # why the GPU smoke test could not run
     # --- end runtime verification ---
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """Everything `attn-lint check` was asked, one field per command-line parameter."""
+
+    paths: tuple[str, ...]
+    fmt: str | None
+    select: tuple[str, ...]
+    ignore: tuple[str, ...]
+    exclude: tuple[str, ...]
+    cache_dir: str | None
+    no_cache: bool
+    jobs: int | None
+    no_astroid: bool
+    server: bool | None
+    config_file: str | None
+    isolated: bool
+    show_settings: bool
+    statistics: bool
+    verbose: bool
+    show_latent: bool | None
+    report_unused: bool
+    baseline: str | None
+    write_baseline: str | None
+    changed_files: bool
+    fix: bool
+    diff: bool
+    debug: bool
+    new_since: str | None = None
+    show_fixed: bool = False
+    ignore_file_errors: bool = False
+    verify: bool = False
+    verify_gpu: bool = False
+    verify_time_limit: float = DEFAULT_TASK_TIME_LIMIT
+    verify_memory_limit: int | None = DEFAULT_MEMORY_LIMIT
+
+    def options(self) -> RunOptions:
+        """What the run asks beyond the engine's Settings (Resolved holds those)."""
+        return RunOptions(report_unused=self.report_unused, baseline=self.baseline,
+                          write_baseline=self.write_baseline, statistics=self.statistics, verbose=self.verbose,
+                          fix=self.fix, diff=self.diff, debug=self.debug,
+                          ignore_file_errors=self.ignore_file_errors, new_since=self.new_since,
+                          show_fixed=self.show_fixed, verify=self.verify or self.verify_gpu,
+                          verify_gpu=self.verify_gpu, verify_time_limit=self.verify_time_limit,
+                          verify_memory_limit=self.verify_memory_limit)
 
 
 @main.command("check", context_settings={"help_option_names": ["-h", "--help"]})
@@ -183,10 +226,7 @@ class RunOptions:
                    "it the finding is unverifiable. 4G, 512M, 8GiB, a number of bytes, or none.")
 # --- end runtime verification ---
 @click.version_option(__version__, prog_name="attn-lint")
-def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_astroid, server, config_file, isolated,
-          show_settings, statistics, verbose, show_latent, report_unused, baseline, write_baseline, changed_files, fix,
-          diff, debug, new_since=None, show_fixed=False, ignore_file_errors=False, verify=False, verify_gpu=False,
-          verify_time_limit=DEFAULT_TASK_TIME_LIMIT, verify_memory_limit=DEFAULT_MEMORY_LIMIT):
+def check(**params):
     """Find backend interface drift in PATHS (files or folders; default: `src` from pyproject.toml, or the
     project root).
 
@@ -197,17 +237,14 @@ def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_ast
     analysed (unless --ignore-file-errors) or, with --fix, a file left unwritten; 2 usage,
     configuration or internal error.
     """
-    opts = RunOptions(report_unused=report_unused, baseline=baseline, write_baseline=write_baseline,
-                      statistics=statistics, verbose=verbose, fix=fix, diff=diff, debug=debug,
-                      ignore_file_errors=ignore_file_errors)
-    opts.verify, opts.verify_gpu = verify or verify_gpu, verify_gpu  # runtime verification
-    opts.new_since, opts.show_fixed = new_since, show_fixed
-    if show_fixed and not new_since:
+    request = CheckRequest(**params)
+    opts = request.options()
+    paths = request.paths
+    if request.show_fixed and not request.new_since:
         raise click.UsageError("--show-fixed needs --new-since REF")
-    if new_since is not None and (write_baseline or fix or diff):
+    if request.new_since is not None and (request.write_baseline or request.fix or request.diff):
         raise click.UsageError("--new-since reports findings; it does not go with --write-baseline, --fix or --diff")
-    opts.verify_time_limit = verify_time_limit
-    opts.verify_memory_limit = verify_memory_limit
+    changed_files, show_settings = request.changed_files, request.show_settings
     try:
         if changed_files:
             opts.changed_files = tuple(paths)
@@ -219,11 +256,12 @@ def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_ast
             if not paths and not show_settings:
                 click.echo("attn-lint: --changed-files was given no files: nothing to check", err=True)
                 sys.exit(0)
-        resolved = resolve(() if changed_files else tuple(paths), select=_codes(select), ignore=_codes(ignore),
-                           exclude=exclude, fmt=fmt, cache_dir=cache_dir, no_cache=no_cache, jobs=jobs,
-                           no_astroid=no_astroid, server=server, config_file=config_file, isolated=isolated,
-                           start=paths[0] if (changed_files and paths) else None, whole_project=changed_files,
-                           show_latent=show_latent)
+        resolved = resolve(() if changed_files else tuple(paths), select=_codes(request.select),
+                           ignore=_codes(request.ignore), exclude=request.exclude, fmt=request.fmt,
+                           cache_dir=request.cache_dir, no_cache=request.no_cache, jobs=request.jobs,
+                           no_astroid=request.no_astroid, server=request.server, config_file=request.config_file,
+                           isolated=request.isolated, start=paths[0] if (changed_files and paths) else None,
+                           whole_project=changed_files, show_latent=request.show_latent)
     except ConfigError as exc:
         click.echo(f"attn-lint: configuration error: {exc}", err=True)
         sys.exit(2)
@@ -250,7 +288,7 @@ def check(paths, fmt, select, ignore, exclude, cache_dir, no_cache, jobs, no_ast
         click.echo("attn-lint: interrupted", err=True)
         sys.exit(2)
     except Exception as exc:  # one clear line; the traceback only on request
-        if debug:
+        if request.debug:
             traceback.print_exc()
         click.echo(f"attn-lint: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
                    err=True)
@@ -266,10 +304,9 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
             output_target(opts.write_baseline, resolved.config.root, f"baseline {opts.write_baseline}")
         except Refused as exc:
             raise CliError(str(exc)) from None
-    if opts.new_since is not None:
-        opts.at_revision = _findings_at_revision(resolved, opts.new_since)
+    at_revision = _findings_at_revision(resolved, opts.new_since) if opts.new_since is not None else None
     want_context = opts.fix or opts.diff or opts.verify  # runtime verification needs the context too
-    result = postprocess(_analyse(resolved, keep_context=want_context), resolved, opts)
+    result = postprocess(_analyse(resolved, keep_context=want_context), resolved, opts, at_revision)
     if not result.files and not result.errors:
         click.echo(f"attn-lint: warning: no Python files found in {', '.join(map(printable, resolved.paths))}",
                    err=True)
@@ -307,25 +344,24 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
         if n_fixed:
             click.echo(f"attn-lint: fixed {n_fixed} finding{'s' if n_fixed != 1 else ''} in {n_files} "
                        f"file{'s' if n_files != 1 else ''}", err=True)
-            result = postprocess(_analyse(resolved), resolved, opts)
+            result = postprocess(_analyse(resolved), resolved, opts, at_revision)
 
     # --- runtime verification plugs in here: it receives the post-processed Result. ---
+    verification, gpu_problem = None, None  # {Finding: Verification}; why the GPU step could not run
     if opts.verify:
         from ..runtime_check.verify import run_for_cli
         if result.context is None:  # re-analysed after --fix without the context
-            result = postprocess(_analyse(resolved, keep_context=True), resolved, opts)
-        opts.verification, opts.gpu_problem = run_for_cli(result, gpu=opts.verify_gpu,
-                                                              task_time_limit=opts.verify_time_limit,
-                                                              memory_limit=opts.verify_memory_limit,
-                                                              latent=resolved.show_latent)
-        if opts.gpu_problem:
-            click.echo(f"attn-lint: {opts.gpu_problem}", err=True)
+            result = postprocess(_analyse(resolved, keep_context=True), resolved, opts, at_revision)
+        verification, gpu_problem = run_for_cli(result, gpu=opts.verify_gpu, task_time_limit=opts.verify_time_limit,
+                                                memory_limit=opts.verify_memory_limit, latent=resolved.show_latent)
+        if gpu_problem:
+            click.echo(f"attn-lint: {gpu_problem}", err=True)
     # --- end runtime verification ---
 
-    emit(result, resolved, opts)
+    emit(result, resolved, opts, verification)
     if refused_writes:
         return 2  # a link aimed a write outside the project: not a finding, a refusal
-    if opts.gpu_problem:
+    if gpu_problem:
         return 2  # --verify-on-gpu could not run its GPU part (the CPU verdicts were printed)
     if any(e.kind == "missing-path" for e in result.errors):
         # A mistyped path must not pass CI as "no findings": the rest was analysed, but the
@@ -449,7 +485,7 @@ def _abs_map(result: Result) -> dict[str, str]:
     return {f.display: f.path for f in result.files}
 
 
-def postprocess(result: Result, resolved: Resolved, opts: RunOptions) -> Result:
+def postprocess(result: Result, resolved: Resolved, opts: RunOptions, at_revision: list | None = None) -> Result:
     """The single place where findings are changed or dropped after the engine."""
     # Every path printed opens from where attn-lint was started (as ruff, mypy and pylint print
     # them), whatever folder it was found under.
@@ -504,14 +540,14 @@ def postprocess(result: Result, resolved: Resolved, opts: RunOptions) -> Result:
         stats["baselined"] = covered
 
     fixed = None
-    if opts.at_revision is not None:
+    if at_revision is not None:  # REF's findings, every confidence (--new-since)
         from collections import Counter
 
         from . import baseline
         from .identity import identity
         if opts.show_fixed:  # REF's findings not covered by today's: the other direction
-            fixed, _ = baseline.filter_new(opts.at_revision, Counter(identity(f) for f in findings), {}, None)
-        findings, covered = baseline.filter_new(findings, Counter(identity(f) for f in opts.at_revision),
+            fixed, _ = baseline.filter_new(at_revision, Counter(identity(f) for f in findings), {}, None)
+        findings, covered = baseline.filter_new(findings, Counter(identity(f) for f in at_revision),
                                                 abs_of, None)
         stats["at_revision"] = covered
         stats["fixed_since_revision"] = len(fixed) if fixed is not None else None
@@ -576,7 +612,7 @@ def rebase_paths(result: Result, base: str) -> Result:
     return dataclasses.replace(result, findings=findings, errors=errors, files=files)
 
 
-def emit(result: Result, resolved: Resolved, opts: RunOptions) -> None:
+def emit(result: Result, resolved: Resolved, opts: RunOptions, verification: dict | None = None) -> None:
     fmt = resolved.fmt
     n_latent = len(result.latent)
     if not resolved.show_latent:
@@ -594,9 +630,9 @@ def emit(result: Result, resolved: Resolved, opts: RunOptions) -> None:
 
     if fmt == "json":
         from .report.json_report import render
-        if opts.verification is not None:  # runtime verification: a `verification` per finding
+        if verification is not None:  # runtime verification: a `verification` per finding
             from ..runtime_check.verify import json_extra
-            click.echo(render(result, extra=json_extra(opts.verification), show_latent=resolved.show_latent))
+            click.echo(render(result, extra=json_extra(verification), show_latent=resolved.show_latent))
         else:
             click.echo(render(result, show_latent=resolved.show_latent))
     elif fmt == "concise":
@@ -612,9 +648,9 @@ def emit(result: Result, resolved: Resolved, opts: RunOptions) -> None:
     elif fmt == "sarif":
         from .report.sarif import render
         extra = None
-        if opts.verification is not None:  # the verdicts travel as result properties
+        if verification is not None:  # the verdicts travel as result properties
             from ..runtime_check.verify import json_extra
-            extra = json_extra(opts.verification)
+            extra = json_extra(verification)
         click.echo(render(result, path_of, root, extra))
     else:
         from .report.text import make_console, render
@@ -634,10 +670,10 @@ def emit(result: Result, resolved: Resolved, opts: RunOptions) -> None:
     elif result.fixed is not None and fmt != "json":
         click.echo(f"attn-lint: {len(result.fixed)} finding(s) of {printable(opts.new_since)} fixed since", err=True)
     # --- runtime verification: the verdict table after the report (stderr for machine formats) ---
-    if opts.verification is not None and fmt != "json":
+    if verification is not None and fmt != "json":
         from ..runtime_check.verify import render_table
         from .report.text import make_console
-        render_table(opts.verification, make_console(None if fmt == "text" else sys.stderr))
+        render_table(verification, make_console(None if fmt == "text" else sys.stderr))
     # --- end runtime verification ---
 
 
