@@ -135,16 +135,6 @@ def _opt_type(t) -> tuple | None:
 
 
 # --- summaries -----------------------------------------------------------------------------------
-def _enc_function(f: FunctionInfo) -> tuple:
-    # marshal takes plain tuples only: the records are copied as such (most lists are empty).
-    return (f.name, f.line, f.col, f.end_line, tuple(map(tuple, f.params)) if f.params else (), f.decorators,
-            f.returns, f.return_values, f.noop, f.is_async, f.locals, f.self_attrs,
-            tuple(map(tuple, f.calls)) if f.calls else (), tuple(map(tuple, f.probes)) if f.probes else (),
-            f.constructions, f.unimplemented, f.gates, tuple(map(tuple, f.guards)) if f.guards else (),
-            f.falsy_defaults, tuple(map(tuple, f.reads)) if f.reads else (),
-            f.platform_gates, f.checks_only, f.falsy_stores, f.other_stores, f.declarations)
-
-
 # The records are rebuilt with tuple.__new__ once their fields are checked (no argument parsing).
 _new = tuple.__new__
 
@@ -238,23 +228,6 @@ def _names_to(v, check) -> dict:
     return v
 
 
-def _dec_function(t) -> FunctionInfo:
-    _need(type(t) is tuple and len(t) == 25)
-    (name, line, col, end_line, params, decorators, returns, return_values, noop, is_async, local_names,
-     self_attrs, calls, probes, constructions, unimplemented, gates, guards, falsy, reads,
-     platform_gates, checks_only, falsy_stores, other_stores, declarations) = t
-    _need(type(name) is str and type(line) is int and type(col) is int and type(end_line) is int
-          and type(noop) is bool and type(is_async) is bool and type(unimplemented) is bool
-          and type(checks_only) is bool)
-    return FunctionInfo(
-        name, line, col, end_line, _params(params), _strs(decorators), _opt_type(returns),
-        _tuple_of(return_values, _ref), noop, is_async, _names_to(local_names, _ref) if local_names else {},
-        _names_to(self_attrs, _self_attr) if self_attrs else {}, _calls(calls), _probes(probes),
-        _tuple_of(constructions, _construction), unimplemented, _tuple_of(gates, _gate), _guards(guards),
-        _strs(falsy), _reads(reads), _tuple_of(platform_gates, _platform_gate), checks_only,
-        _tuple_of(falsy_stores, _str_int), _strs(other_stores), _tuple_of(declarations, _str_int))
-
-
 def _str_int(t) -> None:
     _need(type(t) is tuple and len(t) == 2 and type(t[0]) is str and type(t[1]) is int)
 
@@ -268,6 +241,68 @@ def _gate(t) -> None:
 def _platform_gate(t) -> None:
     _need(type(t) is tuple and len(t) == 4 and type(t[0]) is int and type(t[1]) is int and type(t[3]) is bool)
     _strs(t[2])
+
+
+# FunctionInfo's fields, in the dataclass's order, each with how it is stored and rebuilt:
+#   (field, encode: an expression over `v`, its type where a plain check of it is enough,
+#    decode: check and rebuild `v` from a cache entry, own: rebuild `v` from this process's workers).
+# Adding a field to FunctionInfo is one row here (and a SUMMARY_VERSION bump): the three
+# functions below are generated from it (tests/test_codec_fields.py holds the rows to the fields).
+_RECORDS = "tuple(map(tuple, v)) if v else ()"
+FUNCTION_FIELDS: tuple[tuple[str, str, str | None, str, str], ...] = (
+    ("name", "v", "str", "v", "v"),
+    ("line", "v", "int", "v", "v"),
+    ("col", "v", "int", "v", "v"),
+    ("end_line", "v", "int", "v", "v"),
+    ("params", _RECORDS, None, "_params(v)", "tuple([_new(Param, x) for x in v]) if v else ()"),
+    ("decorators", "v", None, "_strs(v)", "v"),
+    ("returns", "v", None, "_opt_type(v)", "v"),
+    ("return_values", "v", None, "_tuple_of(v, _ref)", "v"),
+    ("noop", "v", "bool", "v", "v"),
+    ("is_async", "v", "bool", "v", "v"),
+    ("locals", "v", None, "_names_to(v, _ref) if v else {}", "v"),
+    ("self_attrs", "v", None, "_names_to(v, _self_attr) if v else {}", "v"),
+    ("calls", _RECORDS, None, "_calls(v)", "tuple([_new(CallSite, x) for x in v]) if v else ()"),
+    ("probes", _RECORDS, None, "_probes(v)", "tuple([_new(Probe, x) for x in v]) if v else ()"),
+    ("constructions", "v", None, "_tuple_of(v, _construction)", "v"),
+    ("unimplemented", "v", "bool", "v", "v"),
+    ("gates", "v", None, "_tuple_of(v, _gate)", "v"),
+    ("guards", _RECORDS, None, "_guards(v)", "tuple([_new(Guard, x) for x in v]) if v else ()"),
+    ("falsy_defaults", "v", None, "_strs(v)", "v"),
+    ("reads", _RECORDS, None, "_reads(v)", "tuple([_new(Read, x) for x in v]) if v else ()"),
+    ("platform_gates", "v", None, "_tuple_of(v, _platform_gate)", "v"),
+    ("checks_only", "v", "bool", "v", "v"),
+    ("falsy_stores", "v", None, "_tuple_of(v, _str_int)", "v"),
+    ("other_stores", "v", None, "_strs(v)", "v"),
+    ("declarations", "v", None, "_tuple_of(v, _str_int)", "v"),
+)
+
+
+def _function_codec() -> str:
+    """The source of _enc_function, _dec_function and _own_function, unrolled as one would write
+    them by hand (the warm path rebuilds some 60,000 functions per run: no loop per field)."""
+    names = [f"v{i}" for i in range(len(FUNCTION_FIELDS))]
+    at = {field: name for (field, *_), name in zip(FUNCTION_FIELDS, names)}
+
+    def on(expr: str, field: str, value: str) -> str:
+        return value if expr == "v" else "(" + re.sub(r"\bv\b", value, expr) + ")"
+
+    enc = ", ".join(on(e, f, f"f.{f}") for f, e, _, _, _ in FUNCTION_FIELDS)
+    checks = " and ".join(f"type({at[f]}) is {t}" for f, _, t, _, _ in FUNCTION_FIELDS if t)
+    dec = ", ".join(on(d, f, at[f]) for f, _, _, d, _ in FUNCTION_FIELDS)
+    own = ", ".join(on(o, f, at[f]) for f, _, _, _, o in FUNCTION_FIELDS)
+    unpack = ", ".join(names)
+    return (f"def _enc_function(f):\n    return ({enc},)\n\n"
+            f"def _dec_function(t):\n    _need(type(t) is tuple and len(t) == {len(names)})\n"
+            f"    ({unpack},) = t\n    _need({checks})\n    return FunctionInfo({dec})\n\n"
+            f"def _own_function(t):\n    ({unpack},) = t\n    return FunctionInfo({own})\n")
+
+
+_generated: dict = {}
+exec(compile(_function_codec(), f"<{__name__} FUNCTION_FIELDS>", "exec"), globals(), _generated)
+_enc_function = _generated["_enc_function"]  # FunctionInfo -> plain tuple
+_dec_function = _generated["_dec_function"]  # a cache entry's tuple, checked -> FunctionInfo
+_own_function = _generated["_own_function"]  # this process's workers' tuple -> FunctionInfo
 
 
 def _functions(v) -> dict[str, FunctionInfo]:
@@ -347,19 +382,6 @@ def _name_literal(t) -> None:
 # sides. Nothing read from the cache folder comes this way unchecked: a worker decodes a cache
 # entry with decode_parsed first and passes on only an entry that decoded, the very bytes it
 # checked (Cache.get_checked_plain). Whatever decode_parsed accepts, this rebuild reads the same way.
-def _own_function(t) -> FunctionInfo:
-    (name, line, col, end_line, params, decorators, returns, return_values, noop, is_async, local_names,
-     self_attrs, calls, probes, constructions, unimplemented, gates, guards, falsy, reads, platform_gates,
-     checks_only, falsy_stores, other_stores, declarations) = t
-    return FunctionInfo(name, line, col, end_line, tuple([_new(Param, p) for p in params]) if params else (),
-                        decorators, returns, return_values, noop, is_async, local_names, self_attrs,
-                        tuple([_new(CallSite, c) for c in calls]) if calls else (),
-                        tuple([_new(Probe, p) for p in probes]) if probes else (),
-                        constructions, unimplemented, gates, tuple([_new(Guard, g) for g in guards]) if guards else (),
-                        falsy, tuple([_new(Read, r) for r in reads]) if reads else (), platform_gates, checks_only,
-                        falsy_stores, other_stores, declarations)
-
-
 def _own_class(t) -> ClassInfo:
     name, line, col, end_line, bases, decorators, methods, attrs, falsy_attrs = t
     return ClassInfo(name, line, col, end_line, bases, decorators, {m[0]: _own_function(m) for m in methods},
