@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
 
@@ -66,6 +67,18 @@ class Finding:
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.column, self.code, self.member)
 
+    def detail(self, key: str) -> str | None:
+        """One of the facts the rule passed on (its `details`), as text; None if it has none."""
+        for k, v in self.details:
+            if k == key:
+                return v
+        return None
+
+    def detail_list(self, key: str) -> tuple[str, ...]:
+        """A detail that names several things (kept as one comma-joined text: `details_of`)."""
+        value = self.detail(key)
+        return tuple(x for x in value.split(",") if x) if value else ()
+
     def to_json(self) -> dict:
         return {"code": self.code, "name": self.name, "severity": self.severity, "path": self.path,
                 "line": self.line, "column": self.column, "message": self.message, "member": self.member,
@@ -75,6 +88,12 @@ class Finding:
                 "details": dict(self.details), "identity": dict(self.details).get("identity"),
                 "class": self.class_name, "confidence": self.confidence,
                 "confidence_reasons": [r.to_json() for r in self.confidence_reasons]}
+
+
+def details_of(**facts: str | Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """A finding's `details` from named facts: text as it is, a sequence of names comma-joined
+    (Finding.detail_list reads it back). The one place that knows how details are kept."""
+    return tuple((k, v if isinstance(v, str) else ",".join(v)) for k, v in facts.items())
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..linter.confidence import Pairing
-from ..linter.findings import Evidence, Finding
+from ..linter.findings import Evidence, Finding, details_of
 from .base import Example, Reach, Rule, RuntimeCheck, delegate_pairings, holding_delegates, short
 
 if TYPE_CHECKING:
@@ -238,11 +238,12 @@ def prefill(backend: Backend, batch):
         message = (f"`{w}` hides {what} `{member}`: its delegates ({names}) define it, but "
                    f"{_probe_text(first[1])} at {first[0].path}:{first[1].line} {_outcome(first[1])} "
                    f"for the wrapper, so {consequence}")
-        details = (("probe", f"{first[0].path}:{first[1].line}"), ("probe_kind", first[1].kind),
-                   ("delegates", ",".join(d.attr for d in wrapper.delegates)), ("owners", ",".join(owners)))
+        details = details_of(probe=f"{first[0].path}:{first[1].line}", probe_kind=first[1].kind,
+                             delegates=[d.attr for d in wrapper.delegates], owners=owners,
+                             hook_kind="method" if "method" in kinds else "data")
         finding = self.finding(path=entry.file.display, line=entry.info.line, column=entry.info.col + 1,
                                message=message, class_name=wq, member=member, targets=owners, evidence=evidence,
-                               details=details + (("hook_kind", "method" if "method" in kinds else "data"),))
+                               details=details)
         if "method" not in kinds:
             # A hidden data attribute makes the probe fall back to its default rather than skip
             # behaviour: still drift, reported one level lower.

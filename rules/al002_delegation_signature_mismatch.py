@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..linter.confidence import Pairing
-from ..linter.findings import Evidence, Finding, Reason
+from ..linter.findings import Evidence, Finding, Reason, details_of
 from ..linter.resolve import Resolution
 from ..linter.signature import CallShape, bind_error, bound_params, format_signature
 from ..linter.summary import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
@@ -75,7 +75,7 @@ class DelegationSignatureMismatch(Rule):
         """The calling class around the rejecting implementation and its subclasses that keep its
         method, when the call's receiver is `self` or an attribute of the class."""
         index = ctx.index
-        owner = dict(finding.details).get("rejecting_owner") or (finding.targets[0] if finding.targets else "")
+        owner = finding.detail("rejecting_owner") or (finding.targets[0] if finding.targets else "")
         impls = [owner] + sorted(c for c in index.descendants(owner)
                                  if index.owner_of(c, finding.member) == owner)
         if facts.get("on_self"):
@@ -223,7 +223,7 @@ class Runner:
         """A call's finding is about the calling function and the family it calls into (its
         targets' roots); an override narrower than its API is about the wrapper."""
         from ..linter.identity import family_roots
-        caller = dict(finding.details).get("caller")
+        caller = finding.detail("caller")
         if caller is None:
             return super().identity_subject(finding, ctx)
         return caller, family_roots(ctx, finding.targets)
@@ -425,7 +425,7 @@ class Runner:
                    f"forwards to: a call through that API passing {names} raises TypeError on `{w}` alone")
         finding = self.finding(path=entry.file.display, line=fn.line, column=fn.col + 1, message=message,
                                class_name=wq, member=name, targets=(base,), evidence=evidence,
-                               details=(("narrowed_from", base), ("dropped", ",".join(dropped))))
+                               details=details_of(narrowed_from=base, dropped=dropped))
         return self.assessed(ctx, finding, ())
 
     def _report(self, ctx, site, call, shape, member, how, res, statics, rejecting, accepting,

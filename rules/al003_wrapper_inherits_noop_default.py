@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..linter.confidence import Pairing
 from ..linter.families import Delegate, Wrapper
-from ..linter.findings import Evidence, Finding
+from ..linter.findings import Evidence, Finding, details_of
 from ..linter.resolve import Scope
 from .base import (
     Example,
@@ -400,10 +400,9 @@ delegates that may not implement a placeholder hook, only where the configuratio
             message = (f"`{w}` inherits the no-op `{be.info.name}.{member}`; {names}, which its delegates can "
                        f"be, {'overrides' if one else 'override'} it, but on the wrapper the hook silently "
                        f"does nothing")
-        details = (("base", base), ("default", "placeholder" if placeholder else "constant" if answer is not None
-                                    else "noop"),
-                   ("delegates", ",".join(d.attr for d in wrapper.delegates)),
-                   ("site", f"{sites[0][0].path}:{sites[0][1]}"), ("site_kind", sites[0][2]))
+        details = details_of(base=base, default="placeholder" if placeholder else "constant" if answer is not None
+                             else "noop", delegates=[d.attr for d in wrapper.delegates],
+                             site=f"{sites[0][0].path}:{sites[0][1]}", site_kind=sites[0][2])
         return self.finding(path=entry.file.display, line=entry.info.line, column=entry.info.col + 1,
                             message=message, class_name=wq, member=member, targets=overriders,
                             evidence=evidence, details=details)

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar
 
-from ..linter.findings import Evidence, Finding, short, unlabelled
+from ..linter.findings import Evidence, Finding, details_of, short, unlabelled
 
 if TYPE_CHECKING:  # the rules' modules load without the tree passes (the warm path needs only their codes)
     from ..linter.confidence import Pairing, Signal
@@ -106,7 +106,7 @@ class Rule:
         details = finding.details
         dead_impls = sorted({p.impl for p, _ in a.dead} - {p.impl for p in a.live})
         if dead_impls:
-            details = (*details, ("latent_impls", ",".join(dead_impls)))
+            details = (*details, *details_of(latent_impls=dead_impls))
         return replace(finding, confidence=a.level, confidence_reasons=a.reasons, details=details)
 
     def identity_subject(self, finding: Finding, ctx: Context) -> tuple[str, set[str]]:
@@ -180,10 +180,9 @@ def delegate_pairings(ctx: Context, finding: Finding, keeps) -> list[tuple] | st
     wrapper = model.wrappers.get(finding.class_name)
     if wrapper is None:
         return f"not run: `{short(finding.class_name)}` is not a wrapper the analysis knows"
-    details = dict(finding.details)
-    latent = {q for q in (details.get("latent_impls") or "").split(",") if q}
-    owners = {q for q in (details.get("owners") or "").split(",") if q} or set(finding.targets)
-    base = details.get("base")
+    latent = set(finding.detail_list("latent_impls"))
+    owners = set(finding.detail_list("owners")) or set(finding.targets)
+    base = finding.detail("base")
     wanted = []
     for d in wrapper.delegates:
         impls = []

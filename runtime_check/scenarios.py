@@ -75,10 +75,6 @@ class GpuPlan:
 # helpers
 # --------------------------------------------------------------------------------------------
 
-def _detail(finding: Finding, key: str) -> str | None:
-    return dict(finding.details).get(key)
-
-
 def _load_class(ctx, loader: TreeLoader, qual: str):
     entry = ctx.index.classes.get(qual)
     if entry is None:
@@ -161,7 +157,7 @@ def _delegate_attrs(ctx, qual: str, finding: Finding | None) -> list[tuple[str, 
     wrapper = ctx.model.wrappers.get(qual) if ctx is not None else None
     if wrapper is not None and wrapper.delegates:
         return [(d.attr, d.sequence) for d in wrapper.delegates]
-    names = [a for a in ((_detail(finding, "delegates") if finding else None) or "").split(",") if a]
+    names = list(finding.detail_list("delegates")) if finding else []
     return [(a, False) for a in names]
 
 
@@ -263,7 +259,7 @@ def verify_al001(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     mode = lc.mode
 
     # A real owner must define the hook; its kind decides the stand-in's.
-    owners = [o for o in (_detail(finding, "owners") or "").split(",") if o] or list(finding.targets)
+    owners = list(finding.detail_list("owners")) or list(finding.targets)
     owner_fact = None
     owner_errors = []
     for owner in owners:
@@ -297,7 +293,7 @@ def verify_al001(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     if not planted:
         return Outcome("unverifiable", f"no delegate attribute of `{short(wq)}` is known", mode)
 
-    probe_kind = _detail(finding, "probe_kind") or "hasattr"
+    probe_kind = finding.detail("probe_kind") or "hasattr"
     probe_text = {"hasattr": f"hasattr(w, {member!r})", "getattr-default": f"getattr(w, {member!r}, None)",
                   "try-except": f"w.{member} under except AttributeError"}.get(probe_kind, f"hasattr(w, {member!r})")
     try:
@@ -462,11 +458,11 @@ def _receiver_attr(recv: tuple | None, self_name: str, attrs: list[tuple[str, bo
 
 def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     member = finding.member
-    if _detail(finding, "narrowed_from"):
+    if finding.detail("narrowed_from"):
         return Outcome("unverifiable", f"the finding is the override's signature against "
-                                       f"`{short(_detail(finding, 'narrowed_from'))}.{member}`: no call in the "
+                                       f"`{short(finding.detail('narrowed_from'))}.{member}`: no call in the "
                                        f"tree passes the dropped parameter, so there is none to replay", "n/a")
-    call = _detail(finding, "call") or f"{finding.path}:{finding.line}"
+    call = finding.detail("call") or f"{finding.path}:{finding.line}"
     call_line = int(call.rsplit(":", 1)[1]) if call.rsplit(":", 1)[-1].isdigit() else finding.line
     cq = finding.class_name
     entry = ctx.index.classes.get(cq)
@@ -488,7 +484,7 @@ def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     if mkind == "property":
         return Outcome("unverifiable", f"`{fn_info.name}` is a property; only methods are replayed", mode)
 
-    owner = _detail(finding, "rejecting_owner") or (finding.targets[0] if finding.targets else "")
+    owner = finding.detail("rejecting_owner") or (finding.targets[0] if finding.targets else "")
     okind, osig, how_sig, olc, oerr = _owner_signature(ctx, loader, owner, member)
     if okind is None:
         return Outcome("unverifiable", f"cannot read the signature of `{short(owner)}.{member}`: {oerr}", mode,
@@ -551,7 +547,7 @@ def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
              "on_self": on_self,
              "stand_in_signature": _fmt_sig(f"{short(owner)}.{member}", osig), "signature_from": how_sig,
              "owner_load_mode": owner_mode, "call_seconds": round(time.perf_counter() - start, 6)}
-    expected = _detail(finding, "error")
+    expected = finding.detail("error")
     if log.bind_errors:
         text = log.bind_errors[0]
         facts["error"] = f"TypeError: {text}"
@@ -610,7 +606,7 @@ def verify_al003(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     if err:
         return Outcome("unverifiable", err, lc.mode if lc else "failed", {"load_problem": True})
     cls, mode = lc.cls, lc.mode
-    base = _detail(finding, "base") or ""
+    base = finding.detail("base") or ""
     blc, berr = _load_class(ctx, loader, base)
     if berr:
         return Outcome("unverifiable", berr, mode, {"load_problem": True})
@@ -645,7 +641,7 @@ def verify_al003(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     if log.attempts or log.ran:
         return Outcome("not-reproduced", f"calling `{member}` on a real `{short(wq)}` reached the delegate's hook",
                        mode, facts)
-    placeholder = _detail(finding, "default") == "placeholder"
+    placeholder = finding.detail("default") == "placeholder"
     if placeholder:
         # The claim is a crash: the call raises NotImplementedError where the delegate would run.
         if isinstance(exc, NotImplementedError):

@@ -312,12 +312,11 @@ def _gpu_plan(f: Finding, ctx, loader: TreeLoader, o: Outcome, pairing) -> tuple
     if not isinstance(pairing, PairingResult) or pairing.status == "not-reproduced":
         return None, "n/a: the pairing is ruled out" + (f" ({pairing})" if isinstance(pairing, str) else "")
     plan = o.gpu_plan
-    details = dict(f.details)
     owners = [plan.owner] if plan.owner else []
-    if "owners" in details:
+    if f.detail("owners") is not None:
         # Any implementation the finding names whose hook plans FlashInfer, its pairing not latent.
-        latent = {q for q in (details.get("latent_impls") or "").split(",") if q}
-        owners += [q for q in (details.get("owners") or "").split(",") if q and q not in owners and q not in latent]
+        latent = set(f.detail_list("latent_impls"))
+        owners += [q for q in f.detail_list("owners") if q not in owners and q not in latent]
     for owner in owners:
         use = plans_flashinfer(ctx, owner, f.member)
         if use is not None:

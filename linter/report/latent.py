@@ -57,7 +57,7 @@ def groups(findings: list[Finding]) -> list[LatentGroup]:
     """One group per (wrapper, ruled-out implementation), in the order of their first finding."""
     out: dict[tuple[str, str], LatentGroup] = {}
     for f in findings:
-        impls = [i for i in dict(f.details).get("latent_impls", "").split(",") if i] or [""]
+        impls = list(f.detail_list("latent_impls")) or [""]
         for impl in impls:
             out.setdefault((f.class_name, impl), LatentGroup(f.class_name, impl)).findings.append(f)
     return list(out.values())
