@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -15,8 +15,11 @@ from .findings import Evidence
 from .index import TreeIndex
 from .resolve import NOTHING, Resolution, Resolver
 from .summary import CallSite, Probe
+from .uses import Reached, Use
 
 T = TypeVar("T")
+
+
 
 
 @dataclass
@@ -127,10 +130,9 @@ class Context:
                 or any(i.local == name or (i.name == "*") for i in summary.imports)
                 or any(q.rsplit(".", 1)[-1] == name for q in summary.classes))
 
-    def reaching(self, wq: str, uses):
-        """The uses whose receiver can be wrapper `wq`: each use is (site, receiver, line, col,
-        kind, item), kind "probe" or "call"; yields (item, resolution, static type). A wrapper
-        reading its own delegates, and code that unwraps wrappers, never reach a wrapper."""
+    def reaching(self, wq: str, uses: Iterable[Use]) -> Iterator[Reached]:
+        """The uses whose receiver can be wrapper `wq`. A wrapper reading its own delegates, and
+        code that unwraps wrappers, never reach a wrapper."""
         model = self.model
         for site, recv, line, col, kind, item in uses:
             if model.via_unwrapper(site.fn, site.scope, recv, wq):
@@ -143,12 +145,12 @@ class Context:
                     continue
                 res = self.receiver_types(site, recv, line if kind == "probe" else 0, col, kind)
                 res = Resolution(res.types | {wq}, (*res.steps[:3], given), res.via)
-                yield item, res, self.can_be(res, wq, site, recv)
+                yield Reached(item, res, self.can_be(res, wq, site, recv))
                 continue
             res = self.receiver_types(site, recv, line if kind == "probe" else 0, col, kind)
             static = self.can_be(res, wq, site, recv)
             if static:
-                yield item, res, static
+                yield Reached(item, res, static)
 
     def can_be(self, res: Resolution, qual: str, site: Site | None = None, ref: tuple | None = None) -> str | None:
         """The static type in `res` that admits an instance of `qual`, if any.

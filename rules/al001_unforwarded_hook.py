@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..linter.confidence import Pairing
 from ..linter.findings import Evidence, Finding, details_of
+from ..linter.uses import Use
 from .base import Example, Reach, Rule, RuntimeCheck, delegate_pairings, holding_delegates, short
 
 if TYPE_CHECKING:
@@ -189,7 +190,7 @@ def prefill(backend: Backend, batch):
                 if member.startswith("__") or index.lookup(wq, member) is not None \
                         or _state_set_later(index, wq, member, provided[member]):
                     continue
-                uses = [(site, p.receiver, p.line, p.col, "probe", (site, p)) for site, p in ctx.probes[member]]
+                uses = [Use(site, p.receiver, p.line, p.col, "probe", (site, p)) for site, p in ctx.probes[member]]
                 hits = [(site, probe, res, static) for (site, probe), res, static in ctx.reaching(wq, uses)]
                 if hits:
                     found[(wq, member)] = (sorted(provided[member]), hits, impls)

@@ -11,6 +11,7 @@ from ..linter.confidence import Pairing
 from ..linter.families import Delegate, Wrapper
 from ..linter.findings import Evidence, Finding, details_of
 from ..linter.resolve import Scope
+from ..linter.uses import Use
 from .base import (
     Example,
     Reach,
@@ -326,9 +327,9 @@ delegates that may not implement a placeholder hook, only where the configuratio
 
     @staticmethod
     def _sites(ctx: Context, wq: str, member: str):
-        uses = [(s, p.receiver, p.line, p.col, "probe", (s, p.line, "probe", p.receiver))
+        uses = [Use(s, p.receiver, p.line, p.col, "probe", (s, p.line, "probe", p.receiver))
                 for s, p in ctx.probes.get(member, ())]
-        uses += [(s, target[0], c.line, c.col, "call", (s, c.line, "call", target[0]))
+        uses += [Use(s, target[0], c.line, c.col, "call", (s, c.line, "call", target[0]))
                  for s, c, target in ctx.member_calls.get(member, ())]
         for (site, line, kind, recv), res, static in ctx.reaching(wq, uses):
             yield site, line, kind, res, static, recv

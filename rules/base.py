@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar
 
 from ..linter.findings import Evidence, Finding, details_of, short, unlabelled
+from ..linter.uses import Use
 
 if TYPE_CHECKING:  # the rules' modules load without the tree passes (the warm path needs only their codes)
     from ..linter.confidence import Pairing, Signal
@@ -65,9 +66,9 @@ class Rule:
         own `ctx.reaching` sees it): the case is in front of the rule, whatever it decides."""
         uses = []
         if "probe" in self.site_kinds:
-            uses += [(s, p.receiver, p.line, p.col, "probe", None) for s, p in ctx.probes.get(member, ())]
+            uses += [Use(s, p.receiver, p.line, p.col, "probe", None) for s, p in ctx.probes.get(member, ())]
         if "call" in self.site_kinds:
-            uses += [(s, t[0], c.line, c.col, "call", None) for s, c, t in ctx.member_calls.get(member, ())]
+            uses += [Use(s, t[0], c.line, c.col, "call", None) for s, c, t in ctx.member_calls.get(member, ())]
         return any(True for _ in ctx.reaching(qual, uses))
 
     # `--fix`: a rule that can fix its findings writes the method the class lacks (fix_method);
