@@ -78,12 +78,13 @@ def mutate(tree: ast.AST, index: int) -> None:
         node.test = ast.UnaryOp(ast.Not(), node.test)
 
 
-def run_tests(copy: Path, timeout: float) -> tuple[bool, float]:
+def run_tests(copy: Path, timeout: float, tests: list[str] | None = None) -> tuple[bool, float]:
     start = time.monotonic()
     env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
     try:
         proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
-                               "-m", "not network and not slow", *SUBSET], cwd=copy, env=env,
+                               "-m", "not network and not slow", *(SUBSET if tests is None else tests)],
+                              cwd=copy, env=env,
                               capture_output=True, text=True, timeout=timeout)
         killed = proc.returncode != 0
     except subprocess.TimeoutExpired:
@@ -98,6 +99,8 @@ def main() -> int:
     ap.add_argument("--max", type=int, default=40, help="mutants sampled over all files")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--recheck", action="store_true",
+                    help="run the survivors of bench/results/mutation.json against the whole fast suite")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     copy = Path(tempfile.mkdtemp(prefix="attn-lint-mutation-"))
@@ -110,14 +113,18 @@ def main() -> int:
             print("the test subset fails on the unmutated copy: fix that first", file=sys.stderr)
             return 2
         print(f"baseline: the subset passes in {seconds:.0f} s")
+        out = ROOT / "bench" / "results" / "mutation.json"
+        if args.recheck:
+            return _recheck(copy, out, args.timeout)
+        # The copy is the snapshot: edits to the checkout while the run goes on change nothing.
+        originals = {rel: (copy / rel).read_text() for rel in args.files}
         candidates = []
         for rel in args.files:
-            text = (ROOT / rel).read_text()
-            candidates += [(rel, i, what) for i, what in points(ast.parse(text))]
+            candidates += [(rel, i, what) for i, what in points(ast.parse(originals[rel]))]
         chosen = sorted(rng.sample(candidates, min(args.max, len(candidates))))
         rows = []
         for rel, index, what in chosen:
-            original = (ROOT / rel).read_text()
+            original = originals[rel]
             tree = ast.parse(original)
             node = list(ast.walk(tree))[index]
             line = getattr(node, "lineno", 0)
@@ -125,16 +132,35 @@ def main() -> int:
             (copy / rel).write_text(ast.unparse(ast.fix_missing_locations(tree)) + "\n")
             killed, seconds = run_tests(copy, args.timeout)
             (copy / rel).write_text(original)
-            rows.append({"file": rel, "line": line, "mutation": what, "killed": killed, "seconds": round(seconds, 1)})
+            rows.append({"file": rel, "line": line, "index": index, "mutation": what, "killed": killed,
+                         "seconds": round(seconds, 1)})
             print(f"{'killed  ' if killed else 'SURVIVED'} {rel}:{line}  {what}  ({seconds:.0f} s)", flush=True)
         survived = [r for r in rows if not r["killed"]]
         summary = {"mutants": len(rows), "killed": len(rows) - len(survived), "candidates": len(candidates),
                    "files": args.files, "seed": args.seed, "rows": rows}
-        out = ROOT / "bench" / "results" / "mutation.json"
         out.write_text(json.dumps(summary, indent=1) + "\n")
         print(f"{len(rows) - len(survived)} of {len(rows)} mutants killed; results in {out.relative_to(ROOT)}")
     finally:
         shutil.rmtree(copy, ignore_errors=True)
+    return 0
+
+
+def _recheck(copy: Path, out: Path, timeout: float) -> int:
+    """Each survivor of the last run against every fast test (`killed_by_full_suite`)."""
+    summary = json.loads(out.read_text())
+    for row in summary["rows"]:
+        if row["killed"]:
+            continue
+        original = (copy / row["file"]).read_text()
+        tree = ast.parse(original)
+        mutate(tree, row["index"])
+        (copy / row["file"]).write_text(ast.unparse(ast.fix_missing_locations(tree)) + "\n")
+        killed, seconds = run_tests(copy, timeout * 4, tests=["tests"])
+        (copy / row["file"]).write_text(original)
+        row["killed_by_full_suite"] = killed
+        print(f"{'killed  ' if killed else 'SURVIVED'} {row['file']}:{row['line']}  {row['mutation']}  "
+              f"(whole fast suite, {seconds:.0f} s)", flush=True)
+    out.write_text(json.dumps(summary, indent=1) + "\n")
     return 0
 
 
