@@ -142,3 +142,28 @@ def test_a_renamed_parameter_forwarded_by_keyword_is_found(tmp_path):
         "self._pool.copy_out(indices=indices, extra_indices=extra_indices)")
     (f,) = _findings(tmp_path, pools=pools)
     assert "unexpected keyword argument 'indices'" in f.message
+
+
+def test_a_method_calling_itself_on_self_is_not_forwarding(tmp_path):
+    """A chunked copy calling `self.copy_out(...)` on its own halves hands nothing to a held
+    object: the call reaches the class's own override, whichever subclass it is."""
+    pools = _POOLS.replace('''class Allocator:''', '''class ChunkedPool(Pool):
+    def __init__(self, size):
+        self.size = size
+
+    def copy_out(self, indices, extra_indices=None):
+        if len(indices) > 8:
+            return self.copy_out(indices[:8], extra_indices=extra_indices) + \\
+                self.copy_out(indices[8:], extra_indices=extra_indices)
+        return indices
+
+class ShortChunks(ChunkedPool):
+    def copy_out(self, indices):
+        return indices
+
+class Allocator:''')
+    build = _BUILD.replace("SparsePool(8) if sparse else PlainPool(8)", "PlainPool(8)") + \
+        "\n\ndef chunked(short):\n    return ShortChunks(8) if short else ChunkedPool(8)\n"
+    build = build.replace("import Allocator, PlainPool, SparsePool", "import Allocator, ChunkedPool, PlainPool, ShortChunks")
+    found = [(f.class_name.rsplit(".", 1)[-1], f.member) for f in _findings(tmp_path, pools, build)]
+    assert ("ChunkedPool", "copy_out") not in found, found
