@@ -253,13 +253,14 @@ class FamilyModel:
         return self._own_delegate_in(site_cls, fn, ref, 0)
 
     def held_at(self, site_cls: str | None, fn: FunctionInfo, ref: tuple | None) -> set[str] | None:
-        """The classes a receiver in a wrapper's own method can be when every value it can take
-        reads one of the wrapper's delegates (`pool = self.a if x else self.b`, a loop over
-        `self.backends`): what those delegates hold, each exact one alone. None where some value
-        may be anything else."""
-        if site_cls not in self.wrappers or not fn.params or ref is None:
+        """The classes a receiver in a method of `site_cls` can be when every value it can take
+        reads an attribute of `self` (`pool = self.a if x else self.b`, a loop over
+        `self.backends`): what a wrapper's delegates hold, or what the class is built with
+        (passed_values), each exact one alone. None where some value may be anything else."""
+        if site_cls is None or site_cls not in self.index.classes or not fn.params or ref is None:
             return None
-        by_attr = {d.attr: d for d in self.wrappers[site_cls].delegates}
+        wrapper = self.wrappers.get(site_cls)
+        by_attr = {d.attr: d for d in wrapper.delegates} if wrapper is not None else {}
         attrs: set[str] = set()
         if not _only_self_attrs(ref, fn, fn.params[0].name, attrs, 0) or not attrs:
             return None

@@ -254,7 +254,7 @@ class Runner:
                 continue
             shape = CallShape.of(call)
             rejecting, accepting = [], []
-            # A wrapper calling its own delegate meets only what that delegate is built with.
+            # A class calling what it holds meets only what that is built with.
             held = model.held_at(site.cls, site.fn, recv)
             for impl in model.implementations(set(statics)):
                 if held is not None and impl not in held:
@@ -302,6 +302,7 @@ class Runner:
                     continue
                 res = ctx.receiver_types(site, recv)
                 shape = CallShape.of(call)
+                held = model.held_at(site.cls, fn, recv)  # what the attribute is built with, if known
                 statics, rejecting, accepting, seen = [], [], [], set()
                 for t in sorted(res.instances()):
                     if t not in model.family_members or not model.is_polymorphic(t):
@@ -317,7 +318,8 @@ class Runner:
                     statics.append(t)
                     for impl in model.implementations({t}):
                         found = index.method(impl, member)
-                        if impl in seen or found is None or found.owner == base_owner or found.fn.kind != "method":
+                        if impl in seen or found is None or found.owner == base_owner or found.fn.kind != "method" \
+                                or (held is not None and impl not in held):
                             continue
                         seen.add(impl)
                         owner, impl_fn = found

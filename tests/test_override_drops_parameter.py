@@ -56,8 +56,9 @@ def test_override_dropping_a_forwarded_parameter_is_a_type_error(tmp_path):
     assert "`Pool.copy_out(self, indices, extra_indices=…)` declares the call's keywords" in notes
 
 
-def test_a_class_the_tree_never_builds_is_latent(tmp_path):
-    # Built only as another class's component (through a class-valued parameter): latent drift.
+def test_a_class_built_only_as_another_component_is_not_paired(tmp_path):
+    # Built only as another class's component (through a class-valued parameter): the allocator
+    # holds exactly the composite, so no configuration hands it the narrow pool.
     build = """
 from pkg.pools import Allocator, PlainPool, SparsePool
 
@@ -68,6 +69,21 @@ class Composite(PlainPool):
 
 def build():
     return Allocator(Composite(8))
+"""
+    assert _findings(tmp_path, build=build) == []
+
+
+def test_an_override_nothing_builds_is_latent(tmp_path):
+    # The allocator is built from a parameter no code of the tree passes: what it holds is the
+    # caller's choice; the narrow pool is never built, so the pairing is latent drift.
+    build = """
+from pkg.pools import Allocator, PlainPool
+
+def build(pool):
+    return Allocator(pool)
+
+def plain():
+    return PlainPool(8)
 """
     (f,) = _findings(tmp_path, build=build)
     assert f.confidence == "low"
@@ -167,3 +183,24 @@ class Allocator:''')
     build = build.replace("import Allocator, PlainPool, SparsePool", "import Allocator, ChunkedPool, PlainPool, ShortChunks")
     found = [(f.class_name.rsplit(".", 1)[-1], f.member) for f in _findings(tmp_path, pools, build)]
     assert ("ChunkedPool", "copy_out") not in found, found
+
+
+def test_an_override_the_holder_is_never_built_with_is_not_paired(tmp_path):
+    """`Allocator` is built with `PlainPool` only; `ShortPool` drops the parameter and is built,
+    but never handed to an Allocator: no configuration pairs them (what the code builds into
+    `self._pool` bounds it, whatever the annotation allows)."""
+    pools = _POOLS.replace("class Allocator:", '''class ShortPool(Pool):
+    def __init__(self, size):
+        self.size = size
+
+    def copy_out(self, indices):
+        return indices
+
+class Allocator:''')
+    build = ("from pkg.pools import Allocator, PlainPool, ShortPool\n\n"
+             "def build():\n    return Allocator(PlainPool(8))\n\n"
+             "def spare():\n    return ShortPool(8)\n")
+    assert _findings(tmp_path, pools, build) == []
+    # handed to it on one path, the pairing is back
+    build = build.replace("return Allocator(PlainPool(8))", "return Allocator(PlainPool(8) if spare else ShortPool(8))")
+    assert [f.targets for f in _findings(tmp_path / "handed", pools, build)] == [("pkg.pools.ShortPool",)]
