@@ -204,3 +204,30 @@ class Allocator:''')
     # handed to it on one path, the pairing is back
     build = build.replace("return Allocator(PlainPool(8))", "return Allocator(PlainPool(8) if spare else ShortPool(8))")
     assert [f.targets for f in _findings(tmp_path / "handed", pools, build)] == [("pkg.pools.ShortPool",)]
+
+
+def test_a_class_built_under_a_branch_import_counts_as_built(tmp_path):
+    """`SparsePool(8)` where the name is imported under both branches (`from pkg.pools import
+    SparsePool` / `from pkg.pools import PlainPool as SparsePool`): name resolution takes the last
+    import, but either class can be what is built, so the narrow override is not unbuilt."""
+    build = """
+from pkg.pools import Allocator
+
+USE_SPARSE = True
+if USE_SPARSE:
+    from pkg.pools import SparsePool
+else:
+    from pkg.pools import PlainPool as SparsePool
+
+def build(pool):
+    return Allocator(pool)
+
+def make():
+    return SparsePool(8)
+"""
+    (f,) = _findings(tmp_path, build=build)
+    assert f.confidence == "medium"
+    # with one import, the name is only the plain pool: the narrow one is never built
+    one = build.replace("if USE_SPARSE:\n    from pkg.pools import SparsePool\nelse:\n    ", "")
+    (f,) = _findings(tmp_path / "one", build=one)
+    assert f.confidence == "low"
