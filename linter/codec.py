@@ -284,13 +284,13 @@ def _function_codec() -> str:
     names = [f"v{i}" for i in range(len(FUNCTION_FIELDS))]
     at = {field: name for (field, *_), name in zip(FUNCTION_FIELDS, names)}
 
-    def on(expr: str, field: str, value: str) -> str:
+    def on(expr: str, value: str) -> str:
         return value if expr == "v" else "(" + re.sub(r"\bv\b", value, expr) + ")"
 
-    enc = ", ".join(on(e, f, f"f.{f}") for f, e, _, _, _ in FUNCTION_FIELDS)
+    enc = ", ".join(on(e, f"f.{f}") for f, e, _, _, _ in FUNCTION_FIELDS)
     checks = " and ".join(f"type({at[f]}) is {t}" for f, _, t, _, _ in FUNCTION_FIELDS if t)
-    dec = ", ".join(on(d, f, at[f]) for f, _, _, d, _ in FUNCTION_FIELDS)
-    own = ", ".join(on(o, f, at[f]) for f, _, _, _, o in FUNCTION_FIELDS)
+    dec = ", ".join(on(d, at[f]) for f, _, _, d, _ in FUNCTION_FIELDS)
+    own = ", ".join(on(o, at[f]) for f, _, _, _, o in FUNCTION_FIELDS)
     unpack = ", ".join(names)
     return (f"def _enc_function(f):\n    return ({enc},)\n\n"
             f"def _dec_function(t):\n    _need(type(t) is tuple and len(t) == {len(names)})\n"

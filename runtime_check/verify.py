@@ -62,13 +62,16 @@ from .loader import DEFAULT_MODULE_TIME_LIMIT, TreeLoader, _one_line
 from .pairing import PAIRING_TIME_LIMIT, PairingResult, check_pairing
 from .scenarios import GpuPlan, Outcome
 
-_NO_CHECK = RuntimeCheck("", "", "")
-
 
 def _check_of(f: Finding) -> RuntimeCheck | None:
     """How the finding's rule is checked on the real code (Rule.runtime_check), if it is."""
     rule = RULES_BY_CODE.get(f.code)
     return rule.runtime_check if rule is not None else None
+
+
+def _replays_on_gpu(f: Finding) -> bool:
+    check = _check_of(f)
+    return check is not None and check.gpu_replay
 
 
 class Verdicts(dict):
@@ -305,8 +308,8 @@ def _pairing_for(f: Finding, ctx, loader: TreeLoader, o: Outcome) -> PairingResu
 def _gpu_plan(f: Finding, ctx, loader: TreeLoader, o: Outcome, pairing) -> tuple[GpuPlan | None, str]:
     """The plan for the FlashInfer smoke test, or why there is none (said where --verify-on-gpu
     asked for it)."""
-    if not _check_of(f).gpu_replay:
-        return None, "n/a: the hook resolves to the base's default (AL003): no plan to replay"
+    if not _replays_on_gpu(f):
+        return None, f"n/a: {f.code} findings have no plan to replay on a GPU"
     if o.verdict != "fact" or o.gpu_plan is None:
         return None, "n/a: no static fact to replay, or the hook is not a method"
     if not isinstance(pairing, PairingResult) or pairing.status == "not-reproduced":
@@ -510,7 +513,7 @@ def gpu_controls(result: Result, loader: TreeLoader, backend: str = "fa2",
     ctx = result.context
     if ctx is None:
         return []
-    flagged = {(f.class_name, f.member) for f in result.findings if (_check_of(f) or _NO_CHECK).gpu_replay}
+    flagged = {(f.class_name, f.member) for f in result.findings if _replays_on_gpu(f)}
     index, model = ctx.index, ctx.model
     planning = set(hooks)
     for member in ctx.probes:

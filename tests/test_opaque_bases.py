@@ -4,27 +4,11 @@ gives it cannot be seen (the README's promise; `index.opaque_bases`)."""
 from __future__ import annotations
 
 from conftest import lint, pairs, write_tree
+from test_wrapper_hierarchy import BACKENDS
 
-_BACKENDS = '''
-{imports}
-
-class Backend:
-    def forward(self, batch):
-        raise NotImplementedError
-
-    def on_warmup(self):
-        pass
-
-
-class FlashBackend(Backend):
-    def forward(self, batch):
-        return batch
-
-    def plan_chunks(self, batch):
-        self.planned = batch
-
-    def on_warmup(self):
-        self.warm = True
+# Backend (with the no-op `on_warmup`), FlashBackend implementing `plan_chunks` and `on_warmup`,
+# and HybridBackend holding one: the wrapper of tests/test_wrapper_hierarchy.py, built by `build()`.
+_BACKENDS = BACKENDS.split("\n\nclass OtherBackend")[0] + '''
 
 
 class HybridBackend({bases}):
@@ -51,7 +35,7 @@ def prefill(backend: Backend, batch):
 
 def _tree(tmp_path, bases: str, imports: str = ""):
     return write_tree(tmp_path, {"serving/__init__.py": "",
-                                 "serving/backends.py": _BACKENDS.format(bases=bases, imports=imports),
+                                 "serving/backends.py": imports + "\n" + _BACKENDS.replace("{bases}", bases),
                                  "serving/model.py": _MODEL})
 
 

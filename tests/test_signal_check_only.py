@@ -97,44 +97,12 @@ def test_behind_a_placeholder_the_check_is_lost_and_the_finding_stays(tmp_path):
 def test_a_rejected_call_is_not_excused_by_a_check_only_body(tmp_path):
     """AL002 skips check-only (rules/al002 `skipped_signals`): the TypeError comes from binding
     the arguments, before the refusing body runs."""
-    root = write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/backends.py": '''
-class Backend:
-    def forward(self, batch):
-        raise NotImplementedError
+    from small_trees import TREES
 
-
-class FlashBackend(Backend):
-    def forward(self, batch):
-        return batch
-
-    def plan(self, batch, ragged=False):
-        self.planned = (batch, ragged)
-
-
-class TrtBackend(Backend):
-    def __init__(self, mla):
-        self.mla = mla
-
-    def forward(self, batch):
-        return batch
-
-    def plan(self, batch):
-        if self.mla:
-            raise ValueError("no MLA")
-
-
-class HybridBackend(Backend):
-    def __init__(self, full: Backend):
-        self.full = full
-
-    def forward(self, batch):
-        return self.full.forward(batch)
-
-    def plan(self, batch, ragged=False):
-        hook = getattr(self.full, "plan", None)
-        if hook is not None:
-            hook(batch, ragged)
-'''})
+    backends = TREES["AL002"]["serving/backends.py"].replace(
+        "        super().plan_chunks(batch, disable_ragged=True)",
+        '        if batch is None:\n            raise ValueError("no batch")')
+    root = write_tree(tmp_path, {"serving/__init__.py": "", "serving/backends.py": backends})
     (f,) = lint(root, select=("AL002",)).findings
     assert f.confidence == "medium"
     assert [r for r in f.confidence_reasons if r.signal == "check-only"] == []
