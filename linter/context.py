@@ -8,11 +8,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from . import facts as module_facts
 from .facts import Site
 from .families import FamilyModel
 from .findings import Evidence
 from .index import TreeIndex
+from .passes import TreeModel, run_passes
 from .resolve import NOTHING, Resolution, Resolver
 from .summary import CallSite, Probe
 from .uses import Reached, Use
@@ -20,15 +20,10 @@ from .uses import Reached, Use
 T = TypeVar("T")
 
 
-
-
 @dataclass
 class Context:
-    index: TreeIndex
-    resolver: Resolver
-    model: FamilyModel
+    tree: TreeModel  # every layer the passes made (passes.py)
     probes: dict[str, list[tuple[Site, Probe]]] = field(default_factory=dict)
-    member_calls: dict[str, list[tuple[Site, CallSite, tuple]]] = field(default_factory=dict)
     fallback: object | None = None  # an AstroidBridge, asked only where the index has no answer
     _memo: dict = field(default_factory=dict)
     _state: dict = field(default_factory=dict)  # Context.state: per-run state by its owner
@@ -40,17 +35,31 @@ class Context:
 
     @classmethod
     def build(cls, index: TreeIndex, fallback=None) -> Context:
-        facts = {mod.name: module_facts.facts_of(mod.name, mod.file.display, mod.summary)
-                 for mod in index.modules.values()}
-        resolver = Resolver(index)
-        model = FamilyModel(index, resolver, facts)
-        ctx = cls(index, resolver, model, member_calls=model.member_calls, fallback=fallback)
-        for f in facts.values():
+        tree = run_passes(index)
+        ctx = cls(tree, fallback=fallback)
+        for f in tree.facts.values():
             for member, entries in f.probes.items():
                 ctx.probes.setdefault(member, []).extend(entries)
             ctx.optional_candidates.extend(f.optional_candidates)
             ctx.self_attr_calls.update(f.self_attr_calls)
         return ctx
+
+    # The layers rules read most, by their short names.
+    @property
+    def index(self) -> TreeIndex:
+        return self.tree.index
+
+    @property
+    def resolver(self) -> Resolver:
+        return self.tree.resolver
+
+    @property
+    def model(self) -> FamilyModel:
+        return self.tree.families
+
+    @property
+    def member_calls(self) -> dict[str, list[tuple[Site, CallSite, tuple]]]:
+        return self.tree.calls.member_calls
 
     def state(self, owner: object, make: Callable[[], T]) -> T:
         """The run's state kept for `owner` (a signal's or a rule's class, or the function that
@@ -74,7 +83,7 @@ class Context:
         if not res.instances() and kind == "call" and ref is not None and ref[0] == "name":
             # Calls only: a probe of an unannotated parameter is mostly duck typing over whatever
             # comes in (`if hasattr(x, "a"): ... elif ...: else: raise`), a call is a use.
-            res = self._param_callers.resolve(site, ref[1])
+            res = self.tree.param_callers.resolve(site, ref[1])
         if not res.instances() and self.fallback is not None and line \
                 and _calls_tree_code(ref, self.defined_names, lambda name: self._binds(site, name)):
             res = self.fallback.infer(site, line, col, kind) or res
@@ -91,7 +100,7 @@ class Context:
         if param is None or param.annotation is None or param.annotation[0] != "tunion" or name in fn.locals \
                 or (site.cls is not None and fn.params[0] is param):
             return None
-        got = self.model.passed_values.passed_to(site.scope, param)
+        got = self.tree.passed_values.passed_to(site.scope, param)
         if got is None or not got[0] or not all(isinstance(t, str) for t in got[0]):
             return None
         passed = frozenset(got[0])
@@ -99,12 +108,6 @@ class Context:
         note = (f"`{name}` is annotated `{self.resolver.annotation_text(param.annotation)}`, but every call "
                 f"of `{fn.name}` in the tree passes {shown}")
         return Resolution(passed, (Evidence(site.path, fn.line, note), *got[1][:3]))
-
-    @functools.cached_property
-    def _param_callers(self):
-        from .param_callers import ParamCallers
-
-        return ParamCallers(self)
 
     @functools.cached_property
     def defined_names(self) -> frozenset[str]:

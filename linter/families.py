@@ -9,17 +9,16 @@ any particular serving engine.
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from .callgraph import CallGraph
 from .facts import ModuleFacts, function_ref, mentions_self_attr
 from .findings import Evidence
 from .index import TreeIndex
 from .passed_values import PassedValues
 from .resolve import Resolution, Resolver, Scope, describe_type
-from .summary import _EXPRESSIONS, KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, FunctionInfo, member_target, root_name
-from .value_uses import ValueUses
+from .summary import KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, FunctionInfo, member_target, root_name
 
 
 @dataclass(slots=True)
@@ -62,16 +61,18 @@ class Wrapper:
 
 
 class FamilyModel:
-    def __init__(self, index: TreeIndex, resolver: Resolver, facts: dict[str, ModuleFacts]):
+    def __init__(self, index: TreeIndex, resolver: Resolver, facts: dict[str, ModuleFacts], calls: CallGraph,
+                 passed_values: PassedValues):
         self.index = index
         self.resolver = resolver
         self.facts = facts  # module name -> what the passes below read from that module
+        self.calls = calls
+        self.passed_values = passed_values
         self._provided_memo: dict[tuple, dict[str, set[str]]] = {}
         self._structure_memo: dict[str, frozenset[str]] = {}
         self._forwarding_memo: dict[tuple, tuple[list[Evidence], dict[str, Evidence]]] = {}
         self._attrs_memo: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self._given_memo: dict[tuple, dict[str, Evidence]] = {}
-        self._calls_memo: dict[tuple, list] = {}
 
     @cached_property
     def family_members(self) -> dict[str, frozenset[str]]:
@@ -277,25 +278,6 @@ class FamilyModel:
                                             exact=frozenset(t for t, e in got[0].items() if e)))
         return out
 
-    @cached_property
-    def value_uses(self) -> ValueUses:
-        """Which functions and methods are used as values (their callers are not all seen)."""
-        return ValueUses(self.index)
-
-    @cached_property
-    def passed_values(self) -> PassedValues:
-        return PassedValues(self)
-
-    @cached_property
-    def registries(self):
-        from .registries import Registries
-        return Registries(self.passed_values)
-
-    @cached_property
-    def built_values(self) -> PassedValues:
-        """What the paths the tree shows build (a lower bound), for signals/unknown_delegate.py."""
-        return PassedValues(self, partial=True)
-
     def _own_delegate_in(self, site_cls: str, fn: FunctionInfo, ref: tuple | None, depth: int) -> bool:
         """`ref` reads one of the wrapper's delegates: directly (through locals, loops, indexing),
         or as what a method of its own returns when every return reads one
@@ -364,25 +346,6 @@ class FamilyModel:
             f"`self.{delegate.attr}` holds {how}{shown} (every assignment of it followed to what its "
             f"builders pass)"),)
 
-    @cached_property
-    def member_calls(self) -> dict[str, list]:
-        """Member -> (site, call, (receiver, member, how)) of every call of it in the tree, from
-        the modules' facts (the Context's `member_calls` is this one dict)."""
-        out: dict[str, list] = {}
-        for facts in self.facts.values():
-            for member, entries in facts.member_calls.items():
-                out.setdefault(member, []).extend(entries)
-        return out
-
-    # --- what the constructors are really given ------------------------------------------------
-    @cached_property
-    def _constructions_by_name(self) -> dict[str, list[tuple[Scope, tuple]]]:
-        out: dict[str, list[tuple[Scope, tuple]]] = {}
-        for facts in self.facts.values():
-            for last, scope, construction in facts.constructions:
-                out.setdefault(last, []).append((scope, construction))
-        return out
-
     def _narrow_by_construction(self, qual: str, delegate: Delegate, wrappers) -> None:
         """Where every construction of the wrapper in the tree passes known classes for the
         parameter a delegate is stored from, the delegate holds those, not every subclass of its
@@ -392,7 +355,7 @@ class FamilyModel:
         Where some construction cannot be read, the others still show what they pass: another
         wrapper (`wrappers`) given to the delegate by one of them is held besides the
         annotation's classes, since implementations() keeps a wrapper only where it is named."""
-        sources = self._delegate_sources(qual, delegate.attr)
+        sources = self.delegate_sources(qual, delegate.attr)
         if not sources:
             return
         short = qual.rsplit(".", 1)[-1]
@@ -470,7 +433,7 @@ class FamilyModel:
             return {}
         idx = params.index(param)
         out: dict[str, Evidence] = {}
-        for cscope, (_, args, kwargs, _star), label in self._calls_of(scope):
+        for cscope, (_, args, kwargs, _star), label in self.calls.calls_of(scope):
             given = dict(kwargs).get(name)
             if given is None and param.kind != KEYWORD_ONLY and idx < len(args):
                 given = args[idx]
@@ -488,24 +451,6 @@ class FamilyModel:
                 out.setdefault(t, e)
         return out
 
-    def _calls_of(self, scope: Scope) -> list[tuple[Scope, tuple, str]]:
-        """The calls the tree shows of the function `scope` is in, with their arguments: the
-        constructions of its class for an `__init__`, else the recorded calls (those passing a
-        constructed object: see summary's `constructions`) whose callee resolves to it."""
-        fn = scope.fn
-        if fn is None or fn.name == "<module>":
-            return []
-        if fn.name == "__init__" and scope.cls:
-            return self.init_calls(scope.cls)
-        ref = function_ref(scope.module, scope.cls, fn)
-        hit = self._calls_memo.get(ref)
-        if hit is None:
-            hit = self._calls_memo[ref] = [
-                (cscope, construction, f"{fn.name}(...)")
-                for cscope, construction in self._constructions_by_name.get(fn.name, ())
-                if construction[0] != ("super",) and ref in self.resolver.resolve(construction[0], cscope).types]
-        return hit
-
     def _stored_params(self, init: FunctionInfo, attr: str) -> list[str] | None:
         """The `__init__` parameters that `self.<attr>` is assigned from (directly or in a list)."""
         params = [p.name for p in init.params[1:]]
@@ -518,7 +463,7 @@ class FamilyModel:
                 used.append(item[1])
         return used or None
 
-    def _delegate_sources(self, qual: str, attr: str) -> list | None:
+    def delegate_sources(self, qual: str, attr: str) -> list | None:
         """Every call that can run the `__init__` storing `attr` for an instance of `qual`, with
         that `__init__`'s parameter names: (scope, construction, params, used, label)."""
         found = self.index.method(qual, "__init__")
@@ -528,7 +473,7 @@ class FamilyModel:
         used = self._stored_params(init, attr)
         if used:
             params = [p.name for p in init.params[1:]]
-            return [(scope, c, params, used, label) for scope, c, label in self.init_calls(qual, owner == qual)]
+            return [(scope, c, params, used, label) for scope, c, label in self.calls.init_calls(qual, owner == qual)]
         if _stores(init, attr):
             return None  # stored from something other than a parameter
         # Stored by the base's __init__, which this class's __init__ calls with super().
@@ -543,83 +488,6 @@ class FamilyModel:
         entry = self.index.classes[owner]
         return [(Scope(entry.module, owner, init), supers[0], [p.name for p in base_init.params[1:]], base_used,
                  "super().__init__(...)")]
-
-    def built_by_name(self, qual: str, called: dict[str, list]) -> bool:
-        """Whether some call in the tree builds `qual` by its name (`Impl(...)`, `mod.Impl(x)`,
-        `cls = Impl; cls(...)`); `called` maps a name to the (module, ...) places calling it
-        directly, also without arguments (the model-reach tables keep one)."""
-        if self._constructions_of(qual, True):
-            return True
-        short = qual.rsplit(".", 1)[-1]
-        return any(getattr(self.index.resolve_name(module, short), "qual", None) == qual
-                   for module in {c[0] for c in called.get(short, ())})
-
-    def init_calls(self, qual: str, own_init: bool = True) -> list[tuple[Scope, tuple, str]]:
-        """The calls that run `qual`'s `__init__` for an instance of `qual`: its constructions, and
-        where `qual` defines that `__init__` (`own_init`), those of its subclasses that inherit it
-        and the `super().__init__(...)` of those that do not. Each with a label for evidence."""
-        short = qual.rsplit(".", 1)[-1]
-        out = [(scope, c, f"{short}(...)") for scope, c in self._constructions_of(qual, True)]
-        # `cls(...)` in a classmethod of the class builds it (or the subclass it is called on).
-        entry = self.index.classes[qual]
-        for m in entry.info.methods.values():
-            if m.kind == "classmethod" and m.params:
-                scope = Scope(entry.module, qual, m)
-                out.extend((scope, c, f"{short}.{m.name}: cls(...)") for c in self._cls_calls(scope))
-        if own_init:
-            for sub in sorted(self.index.subclasses.get(qual, ())):
-                sub_init = self.index.classes[sub].info.methods.get("__init__")
-                if sub_init is None:
-                    out.extend((scope, c, f"{sub.rsplit('.', 1)[-1]}(...)")
-                               for scope, c in self._constructions_of(sub, True))
-                    continue
-                entry = self.index.classes[sub]
-                out.extend((Scope(entry.module, sub, sub_init), c, "super().__init__(...)")
-                           for c in sub_init.constructions if c[0] == ("super",))
-        return out
-
-    def _cls_calls(self, scope: Scope) -> list[tuple]:
-        """The `cls(...)` calls of a classmethod, as constructions (callee, args, kwargs, star),
-        read from its text (the summary keeps calls of class names only)."""
-        node = self.passed_values.function_node(scope) if scope.fn.params else None
-        if node is None:
-            return []
-        cls_name = scope.fn.params[0].name
-        out = []
-        for n in ast.walk(node):
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == cls_name:
-                star = any(isinstance(a, ast.Starred) for a in n.args) or any(k.arg is None for k in n.keywords)
-                out.append((("name", cls_name),
-                            tuple(None if isinstance(a, ast.Starred) else _EXPRESSIONS.ref(a) for a in n.args),
-                            tuple((k.arg, _EXPRESSIONS.ref(k.value)) for k in n.keywords if k.arg), star))
-        return out
-
-    def _constructions_of(self, qual: str, through_locals: bool = False) -> list[tuple[Scope, tuple]]:
-        """The calls that build `qual` by name (`Split(...)`), and with `through_locals` also
-        through a local bound to the class (`cls = Split` then `cls(...)`; model-reach follows
-        those itself, by the lines the local is called on)."""
-        short = qual.rsplit(".", 1)[-1]
-        out = []
-        for scope, construction in self._constructions_by_name.get(short, ()):
-            callee = construction[0]
-            if callee == ("super",) or (not through_locals and callee[0] == "name" and callee[1] != short
-                                        and callee[1] in scope.fn.locals):
-                continue
-            res = self.resolver.resolve(construction[0], scope)
-            if ("cls", qual) in res.types or self._imported_as(scope.module, callee, qual):
-                out.append((scope, construction))
-        return out
-
-    def _imported_as(self, module: str, callee: tuple, qual: str) -> bool:
-        """Whether some import of `module` binds the called name to `qual`: imports under
-        branches (`if npu: from a import X` / `else: from b import Y as X`) bind it to either,
-        while name resolution takes the last one."""
-        if callee[0] != "name":
-            return False
-        mod = self.index.modules.get(module)
-        imports = [imp for imp in mod.summary.imports if imp.local == callee[1]] if mod else []
-        return len(imports) > 1 and any(getattr(self.index._import_target(module, imp, 0), "qual", None) == qual
-                                        for imp in imports)
 
     def _wrapper(self, qual: str) -> Wrapper | None:
         entry = self.index.classes[qual]

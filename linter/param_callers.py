@@ -7,7 +7,7 @@ unannotated parameter is mostly duck typing over whatever comes in) that is such
 (a call reaches them through a receiver the index can check) and `__init__` (its constructions
 are in the summaries with their arguments). A caller's argument is read from its source where the
 summary keeps none: the calling function's text is parsed, once per run and function, as
-passed_values.py does for its own callers (PassedValues.call_node).
+passed_values.py does for its own callers (FunctionText.call_node).
 
 The answer is what the callers the index can follow pass: each is a configuration that really
 hands that object over, so a claim resting on it is true of that caller.
@@ -23,15 +23,21 @@ from .resolve import NOTHING, Resolution
 from .summary import _EXPRESSIONS, KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL
 
 if TYPE_CHECKING:
-    from .context import Context
+    from .callgraph import CallGraph
     from .facts import Site
+    from .function_text import FunctionText
+    from .index import TreeIndex
+    from .resolve import Resolver
 
 MAX_CALLERS = 8  # more callers than this: a utility everyone calls, not a hand-over worth typing
 
 
 class ParamCallers:
-    def __init__(self, ctx: Context):
-        self.ctx = ctx
+    def __init__(self, index: TreeIndex, resolver: Resolver, calls: CallGraph, text: FunctionText):
+        self.index = index
+        self.resolver = resolver
+        self.calls = calls
+        self.text = text
         self._memo: dict[tuple, Resolution] = {}
 
     def resolve(self, site: Site, name: str) -> Resolution:
@@ -56,7 +62,7 @@ class ParamCallers:
             return NOTHING
         out: set = set()
         steps: list[Evidence] = []
-        resolver = self.ctx.resolver
+        resolver = self.resolver
         for scope, path, line, arg in callers:
             r = resolver.resolve(arg, scope)
             found = r.instances()
@@ -71,9 +77,9 @@ class ParamCallers:
         return Resolution(frozenset(out), tuple(steps[:6]))
 
     def _constructions(self, site: Site, name: str, position: int | None) -> list:
-        """What the calls running this `__init__` pass (FamilyModel.init_calls: the class's
+        """What the calls running this `__init__` pass (CallGraph.init_calls: the class's
         constructions, its subclasses' that inherit it, their `super().__init__(...)`)."""
-        calls = self.ctx.model.init_calls(site.cls)
+        calls = self.calls.init_calls(site.cls)
         if len(calls) > MAX_CALLERS:
             return []
         out = []
@@ -82,18 +88,18 @@ class ParamCallers:
             if arg is None and not star and position is not None and position < len(args):
                 arg = args[position]
             if arg is not None:
-                out.append((scope, self.ctx.index.modules[scope.module].file.display, scope.fn.line, arg))
+                out.append((scope, self.index.modules[scope.module].file.display, scope.fn.line, arg))
         return out
 
     def _member_calls(self, site: Site, name: str, position: int | None) -> list:
         """The calls of this very method (their receiver can be a class that runs it), each with
         the argument given for the parameter, read from the caller's source."""
-        ctx, index, member = self.ctx, self.ctx.index, site.fn.name
+        index, resolver, member = self.index, self.resolver, site.fn.name
         calls = []
-        for csite, call, (recv, _, how) in ctx.member_calls.get(member, ()):
+        for csite, call, (recv, _, how) in self.calls.member_calls.get(member, ()):
             if how != "call" or call.star or call.double_star:
                 continue
-            runs = (index.lookup(t, member) for t in ctx.resolver.resolve(recv, csite.scope).instances()
+            runs = (index.lookup(t, member) for t in resolver.resolve(recv, csite.scope).instances()
                     if t in index.classes)
             if not any(hit is not None and hit.owner == site.cls for hit in runs):
                 continue
@@ -102,7 +108,7 @@ class ParamCallers:
                 return []
         out = []
         for csite, call in calls:
-            node = ctx.model.passed_values.call_node(csite.scope, call.line, call.col)
+            node = self.text.call_node(csite.scope, call.line, call.col)
             if node is None:
                 continue
             arg = next((kw.value for kw in node.keywords if kw.arg == name), None)

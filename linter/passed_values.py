@@ -23,22 +23,19 @@ override) gives no class: what out-of-tree code returns is not one of the tree's
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-from .facts import scopes_of
+from .callgraph import CallGraph
 from .findings import Evidence
+from .function_text import FunctionText
+from .index import TreeIndex
 from .reaching import bind_arguments
-from .resolve import Scope, describe_type
-from .source_lines import SourceLines
-from .summary import _EXPRESSIONS, KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, ModuleWalk, _summarise_function
-
-if TYPE_CHECKING:
-    from .families import FamilyModel
+from .registries import Registries
+from .resolve import Resolver, Scope, describe_type
+from .summary import _EXPRESSIONS, KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL
+from .value_uses import ValueUses
 
 MAX_STEPS = 8  # parameter and return hops followed from the assignment
-_SOURCES = "passed-values-source"  # the key of re-read functions in ModuleFacts.derived
-_NAME_CALLS = "passed-values-name-calls"  # the key of a module's calls by called name (_name_calls)
-_WALKS = "passed-values-walk"  # and the walks that summarised them (their bindings' and constructions' nodes)
 # An argument's ref for a parameter where what the function was given may reach the call:
 # (_RECEIVED, name, values of the rebindings of it that reach the call too).
 _RECEIVED = "received"
@@ -74,17 +71,20 @@ def _merge(out: dict, more: dict) -> None:
 
 
 class PassedValues:
-    def __init__(self, model: FamilyModel, partial: bool = False):
+    def __init__(self, index: TreeIndex, resolver: Resolver, value_uses: ValueUses, text: FunctionText,
+                 calls: CallGraph, registries: Registries, partial: bool = False):
         # `partial`: what the paths the tree shows build, ignoring those it cannot follow (a
         # lower bound: "the code builds at least these"), rather than an answer or None.
         self.partial = partial
         self._held_visiting: set = set()
-        self.model = model
-        self.index = model.index
-        self.resolver = model.resolver
+        self.index = index
+        self.resolver = resolver
+        self.value_uses = value_uses
+        self.text = text
+        self.calls = calls
+        self.registries = registries  # the tree's tables: what they hold is the same in either mode
         self._param_memo: dict[tuple, tuple[dict, list] | None] = {}
         self._return_memo: dict[tuple, tuple[dict, list] | None] = {}
-        self._sources = SourceLines()
 
     # --- the question ----------------------------------------------------------------------------
     def held(self, qual: str, attr: str) -> tuple[dict, list[Evidence]] | None:
@@ -118,7 +118,7 @@ class PassedValues:
         owner, fn = init
         if any(c[0] == ("super",) for c in fn.constructions):
             return True
-        got = self._function_source(Scope(self.index.classes[owner].module, owner, fn))
+        got = self.text.source(Scope(self.index.classes[owner].module, owner, fn))
         return got is None or any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                                   and n.func.attr == "__init__" for n in ast.walk(got[1]))
 
@@ -209,12 +209,6 @@ class PassedValues:
         return None
 
     # --- tables and functions --------------------------------------------------------------------
-    @property
-    def registries(self):
-        """The tree's tables (one reader per run, whichever mode asks: what they hold is the
-        same, only how their values are followed differs)."""
-        return self.model.registries
-
     def _table(self, base: tuple | None, scope: Scope, steps: int):
         """What `TABLE[k]` can be: every value the tree puts into the module-level `TABLE`
         (registries.py); None where that is unknown."""
@@ -285,7 +279,7 @@ class PassedValues:
         """What the function `scope` is in returns, from every `return` of its text (a bare one,
         or a constant, gives no class); None where its text cannot be read, it yields, or a
         returned value cannot be followed."""
-        got = self._function_source(scope)
+        got = self.text.source(scope)
         if got is None:
             return None
         info, node = got
@@ -323,7 +317,7 @@ class PassedValues:
         if func[0] == "attr" and func[2] == "get" and func[1] is not None and func[1][0] == "name":
             got = self._table(func[1], scope, steps)
             if got is not None:
-                node = self.call_node(scope, ref[2], ref[3]) if scope.fn is not None else None
+                node = self.text.call_node(scope, ref[2], ref[3]) if scope.fn is not None else None
                 if node is None or len(node.args) > 2 or node.keywords:
                     return None
                 if len(node.args) == 2 and not isinstance(node.args[1], ast.Constant):
@@ -364,7 +358,7 @@ class PassedValues:
                 owner, fn = found
                 if fn.kind == "property":
                     return False
-                got = self._function_source(Scope(self.index.classes[owner].module, owner, fn))
+                got = self.text.source(Scope(self.index.classes[owner].module, owner, fn))
                 if got is None or not _returns_only_constants_or_hooks(got[1]):
                     return False
         return seen
@@ -433,7 +427,7 @@ class PassedValues:
     def passed_to(self, scope: Scope, param) -> tuple[dict, list[Evidence]] | None:
         """What every call the tree shows of the function `scope` is in passes as `param`
         (element -> exactly that class), with the evidence; None where a call cannot be read."""
-        return self._param(self._full_scope(scope) if scope.fn.name != "<module>" else scope, param, 0)
+        return self._param(self.text.full_scope(scope) if scope.fn.name != "<module>" else scope, param, 0)
 
     def _param(self, scope: Scope, param, steps: int):
         if param.kind in (VAR_POSITIONAL, VAR_KEYWORD):
@@ -481,7 +475,7 @@ class PassedValues:
             _merge(out, got[0])
             if got[0]:
                 shown = ", ".join(sorted(describe_type(t) for t in got[0]))
-                ev.append(Evidence(self._path(cscope.module), line,
+                ev.append(Evidence(self.text.path(cscope.module), line,
                                    f"`{label}` in `{cscope.fn.name}` passes {shown} as `{param.name}`"))
             ev.extend(got[1])
         return out, ev[:6]
@@ -514,19 +508,19 @@ class PassedValues:
         if fn.name == "__init__" or fn.name == "<module>":
             return False
         if not scope.cls:
-            return not self.model.value_uses.function(scope.module, fn.name)
-        return not self.model.member_calls.get(fn.name) and not self.model.value_uses.method(fn.name)
+            return not self.value_uses.function(scope.module, fn.name)
+        return not self.calls.member_calls.get(fn.name) and not self.value_uses.method(fn.name)
 
     def _callers(self, scope: Scope) -> list[Caller] | None:
         """Every call the tree shows of the function `scope` is in; None where they cannot all be known."""
         fn = scope.fn
         if fn.name == "__init__" and scope.cls:
-            calls = self.model.init_calls(scope.cls)
+            calls = self.calls.init_calls(scope.cls)
             if len(calls) > MAX_CALLERS:
                 return None
             out = []
             for cscope, construction, label in calls:
-                full = self._full_scope(cscope)
+                full = self.text.full_scope(cscope)
                 args, kwargs, node = self._construction_arguments(cscope, full, construction)
                 line = node.lineno if node is not None else full.fn.line
                 out.append(Caller(full, args, dict(kwargs), line, label, node))
@@ -534,9 +528,9 @@ class PassedValues:
         if not scope.cls and fn.name != "<module>":
             return self._function_callers(scope)
         if not scope.cls or fn.kind not in ("method", "classmethod", "staticmethod") \
-                or self.model.value_uses.method(fn.name):
+                or self.value_uses.method(fn.name):
             return None  # (a bound method handed on is called where the tree does not show)
-        entries = self.model.member_calls.get(fn.name, ())
+        entries = self.calls.member_calls.get(fn.name, ())
         out = []
         for csite, call, (recv, _, how) in entries:
             types = self.resolver.resolve(recv, csite.scope).types
@@ -550,8 +544,8 @@ class PassedValues:
             runs = [self.index.lookup(t, fn.name) for t in res if t in self.index.classes]
             if not any(hit is not None and hit.owner == scope.cls for hit in runs):
                 continue
-            full = self._full_scope(csite.scope)
-            node = self.call_node(full, call.line, call.col)
+            full = self.text.full_scope(csite.scope)
+            node = self.text.call_node(full, call.line, call.col)
             if node is None:
                 return None
             args = tuple(None if isinstance(a, ast.Starred) else _argument_ref(a) for a in node.args)
@@ -568,18 +562,18 @@ class PassedValues:
         (handed on, stored, aliased), a call is made from module level or spreads `*args` /
         `**kwargs`, or there are too many."""
         fn = scope.fn
-        if self.model.value_uses.function(scope.module, fn.name):
+        if self.value_uses.function(scope.module, fn.name):
             return None
         qual = f"{scope.module}.{fn.name}"
         out = []
-        for cscope, base, line in self._calls_by_name(fn.name, scope.module):
+        for cscope, base, line in self.calls.calls_by_name(fn.name, scope.module):
             sym = self.index.resolve_name(cscope.module, base or fn.name)
             if sym is None or (sym.qual != qual if base is None else sym.kind != "module" or sym.qual != scope.module):
                 continue
             if cscope.fn.name == "<module>":
                 return None
-            full = self._full_scope(cscope)
-            nodes = self._calls_at(full, line, base, fn.name)
+            full = self.text.full_scope(cscope)
+            nodes = self.text.calls_at(full, line, base, fn.name)
             if not nodes:
                 return None
             for node in nodes:
@@ -593,139 +587,12 @@ class PassedValues:
                 return None
         return out
 
-    def _calls_at(self, scope: Scope, line: int, base: str | None, name: str) -> list[ast.Call]:
-        """The calls of `name` (or `base.name`) on a line of the function `scope` is in."""
-        got = self._function_source(scope)
-        return calls_on_line(got[1], line, base, name) if got is not None else []
-
-    def _calls_by_name(self, name: str, module: str) -> list:
-        """Calls of a bare name (`f(...)`, kept among a function's gates) or of a name read off
-        a module the caller imports (`m.f(...)`), over the whole tree: (caller scope, the bare
-        name before the dot or None, line). Each module's table is built once, with its facts
-        (so a resident server rebuilds only edited modules'), and only when a question needs it."""
-        out: list = []
-        # A call of `name` sits in its own module or in one importing it (or its module, whose
-        # last part it is): `from m import f`, `import m`, `from pkg import m`; `*` imports too.
-        uses = self.model.value_uses
-        candidates = {module} | {m for m, _ in uses.importers(name)} \
-            | {m for m, _ in uses.importers(module.rpartition(".")[2])}
-        for m in sorted(candidates):
-            mod = self.index.modules.get(m)
-            if mod is None:
-                continue
-            derived = self.model.facts[mod.name].derived
-            table = derived.get(_NAME_CALLS)
-            if table is None:
-                table = derived[_NAME_CALLS] = _name_calls(mod.name, mod.summary)
-            out.extend(table.get(name, ()))
-        return out
-
-    # --- the callers' own text -------------------------------------------------------------------
-    def full_scope(self, scope: Scope) -> Scope:
-        return self._full_scope(scope)
-
-    def calls_by_name(self, name: str, module: str) -> list:
-        return self._calls_by_name(name, module)
-
-    def calls_at(self, scope: Scope, line: int, base: str | None, name: str) -> list[ast.Call]:
-        return self._calls_at(scope, line, base, name)
-
-    def source_lines(self, path: str):
-        return self._sources.of(path)
-
-    def _path(self, module: str) -> str:
-        mod = self.index.modules.get(module)
-        return mod.file.display if mod else module
-
-    def _full_scope(self, scope: Scope) -> Scope:
-        """The caller's scope with every local its summary pruned (a local handed on only to a
-        method call is not kept there), re-read from its source."""
-        got = self._function_source(scope)
-        return Scope(scope.module, scope.cls, got[0]) if got else scope
-
-    def _function_source(self, scope: Scope):
-        """(the function summarised again with every local, its parsed node) from its own text;
-        kept with the module's facts, so a resident server parses it again only after an edit."""
-        fn = scope.fn
-        store = self.model.facts[scope.module].derived.setdefault(_SOURCES, {})
-        key = (scope.module, fn.line, fn.name)
-        if key in store:
-            return store[key]
-        store[key] = None
-        mod = self.index.modules.get(scope.module)
-        if mod is None or fn.name == "<module>":
-            return None
-        path = mod.file.path
-        lines = self._sources.of(path)
-        if not lines or fn.end_line > len(lines):
-            return None
-        text = b"".join(lines[fn.line - 1:fn.end_line]).decode("utf-8", "replace")
-        # An indented method parses inside a block. Blank lines in front put every node on its
-        # line in the file, without a second walk over the nodes to move them there.
-        head = "if True:\n" if text[:1] in " \t" else ""
-        blank = max(fn.line - (2 if head else 1), 0)
-        try:
-            tree = ast.parse("\n" * blank + head + text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
-        node = tree.body[0] if tree.body else None
-        if head and type(node) is ast.If:
-            node = node.body[0] if node.body else None
-        if not (type(node) in (ast.FunctionDef, ast.AsyncFunctionDef) and node.name == fn.name):
-            node = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                         and n.name == fn.name), None)
-        if node is None:
-            return None
-        if node.lineno != fn.line:  # an indented `def` on the file's first line: no room for the `if True:`
-            ast.increment_lineno(node, fn.line - node.lineno)
-        walked: list = []
-        info = _summarise_function(node, scope.cls is not None, [], [], ModuleWalk(), walked)
-        info.decorators = fn.decorators  # (above the `def` line: not in the text read)
-        self.model.facts[scope.module].derived.setdefault(_WALKS, {})[key] = walked[0]
-        store[key] = (info, node)
-        return store[key]
-
-    def function_node(self, scope: Scope) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-        """The function `scope` is in, parsed from its own text (kept like call_node's)."""
-        got = self._function_source(scope)
-        return got[1] if got else None
-
-    def constant_return(self, scope: Scope) -> tuple | None:
-        """(value,) when the function's body (after a docstring) is only `return <literal>` (a bare
-        `return`: None); None otherwise. Read from its text, once per function."""
-        node = self.function_node(scope)
-        if node is None:
-            return None
-        body = node.body
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                and isinstance(body[0].value.value, str):
-            body = body[1:]
-        if len(body) != 1 or not isinstance(body[0], ast.Return):
-            return None
-        value = body[0].value
-        if value is None:
-            return (None,)
-        if not isinstance(value, ast.Constant) or value.value is Ellipsis:
-            return None
-        return (value.value,)
-
-    def call_node(self, scope: Scope, line: int, col: int) -> ast.Call | None:
-        """The call at (line, col) in the function `scope` is in, parsed from that function's text
-        (once per function: param_callers.py reads callers' arguments this way too)."""
-        got = self._function_source(scope)
-        if got is None:
-            return None
-        for n in ast.walk(got[1]):
-            if isinstance(n, ast.Call) and n.lineno == line and n.col_offset == col:
-                return n
-        return None  # `if True:` keeps columns as they were: a miss means the file changed
-
     def _construction_arguments(self, scope: Scope, full: Scope,
                                 construction: tuple) -> tuple[tuple, tuple, ast.Call | None]:
         """A construction's arguments as `_bound_arguments` binds them, and its call, found in the
         text read again by its place among the function's constructions."""
         _, args, kwargs, _ = construction
-        walker = self._walker(full)
+        walker = self.text.walker(full)
         index = next((i for i, c in enumerate(scope.fn.constructions) if c is construction), None)
         if walker is None or index is None or index >= len(walker.constructions) \
                 or walker.constructions[index][0] != construction[0]:
@@ -743,24 +610,18 @@ class PassedValues:
         params = frozenset(p.name for p in fn.params)
         names = {r[1] for r in (*args, *[v for _, v in kwargs]) if r is not None and r[0] == "name"
                  and r[1] in fn.locals and (len(fn.locals[r[1]]) > 1 or r[1] in params)}
-        walker = self._walker(scope) if names else None
+        walker = self.text.walker(scope) if names else None
         if walker is None:
             return args, kwargs
-        return bind_arguments(self._function_source(scope)[1].body, [(node, args, kwargs)], names, params,
+        return bind_arguments(self.text.source(scope)[1].body, [(node, args, kwargs)], names, params,
                               walker.bound, lambda name, values: (_RECEIVED, name, tuple(values)))[0]
-
-    def _walker(self, scope: Scope):
-        """The walk that summarised the function `_function_source` read again; None without one."""
-        if self._function_source(scope) is None:
-            return None
-        return self.model.facts[scope.module].derived[_WALKS][(scope.module, scope.fn.line, scope.fn.name)]
 
     def _splats_cannot_carry(self, scope: Scope, name: str, positional: bool, call: ast.Call | None) -> bool:
         """No `*args` (for a parameter that can be passed by position) and no `**mapping` of the
         call can carry `name`: every mapping it splats is a local of the calling function built
         from dict displays, `.update(k=...)` and `m["k"] = ...` with constant keys, none of them
         `name`. Without the call itself, every call of the function is held to that."""
-        got = self._function_source(scope)
+        got = self.text.source(scope)
         if got is None:
             return False
         node = got[1]
@@ -841,45 +702,6 @@ def _local_dict_without(fn: ast.AST, local: str, name: str) -> bool:
         else:
             return False
     return True
-
-
-def _name_calls(module: str, summary) -> dict[str, list]:
-    """One module's calls by called name, for PassedValues._calls_by_name: each function's
-    calls of a plain name (its 2-tuple gates) and of an attribute of an imported module (once per
-    line)."""
-    modules = {i.local for i in summary.imports}
-    out: dict[str, list] = {}
-    for cls, fn in scopes_of(module, summary):
-        scope = None
-        seen: set = set()
-        for g in fn.gates:
-            if len(g) == 2 and (g[0], g[1]) not in seen:
-                seen.add((g[0], g[1]))
-                scope = scope or Scope(module, cls, fn)
-                out.setdefault(g[0], []).append((scope, None, g[1]))
-        if not modules:
-            continue
-        for call in fn.calls:
-            f = call.func
-            if f[0] == "attr" and f[1] is not None and f[1][0] == "name" and f[1][1] in modules \
-                    and (f[1][1], f[2], call.line) not in seen:
-                seen.add((f[1][1], f[2], call.line))
-                scope = scope or Scope(module, cls, fn)
-                out.setdefault(f[2], []).append((scope, f[1][1], call.line))
-    return out
-
-
-def calls_on_line(node: ast.AST, line: int, base: str | None, name: str) -> list[ast.Call]:
-    """The calls of `name` (or `base.name`) on a line of `node`."""
-    out = []
-    for n in ast.walk(node):
-        if isinstance(n, ast.Call) and n.lineno == line:
-            f = n.func
-            if (base is None and isinstance(f, ast.Name) and f.id == name) or \
-                    (base is not None and isinstance(f, ast.Attribute) and f.attr == name
-                     and isinstance(f.value, ast.Name) and f.value.id == base):
-                out.append(n)
-    return out
 
 
 def _returned(fn: ast.AST):

@@ -20,14 +20,14 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from typing import TYPE_CHECKING
 
-from .passed_values import calls_on_line
+from .callgraph import CallGraph
+from .facts import ModuleFacts
+from .function_text import FunctionText, calls_on_line
+from .index import TreeIndex
 from .resolve import Scope
 from .summary import _EXPRESSIONS
-
-if TYPE_CHECKING:
-    from .passed_values import PassedValues
+from .value_uses import ValueUses
 
 _TREES = "registries-module-tree"  # the key of a module's parsed text in ModuleFacts.derived
 MAX_STORES = 400  # stores into one table; more: a cache, not a table of choices
@@ -46,10 +46,13 @@ class Entry:
 
 
 class Registries:
-    def __init__(self, passed: PassedValues):
-        self.passed = passed
-        self.model = passed.model
-        self.index = passed.index
+    def __init__(self, index: TreeIndex, facts: dict[str, ModuleFacts], value_uses: ValueUses,
+                 text: FunctionText, calls: CallGraph):
+        self.index = index
+        self.facts = facts
+        self.value_uses = value_uses
+        self.text = text
+        self.calls = calls
         self._memo: dict[str, list[Entry] | None] = {}
         self._decorated_memo: dict[str, dict] = {}
 
@@ -99,7 +102,7 @@ class Registries:
         if depth > 4:
             return None
         # Bound at module level: a line starting with the name (read before parsing anything).
-        lines = self.passed.source_lines(self.index.modules[module].file.path) or ()
+        lines = self.text.source_lines(self.index.modules[module].file.path) or ()
         head = name.encode()
         if any(line.startswith(head) and line[len(head):len(head) + 1] in (b" ", b"=", b":") for line in lines):
             tree = self.module_tree(module)
@@ -114,7 +117,7 @@ class Registries:
 
     # --- where it is filled ----------------------------------------------------------------------
     def _users(self, module: str, name: str) -> list[str]:
-        uses = self.model.value_uses
+        uses = self.value_uses
         found = {module} | {m for m, _ in uses.importers(name)} | \
             {m for m, _ in uses.importers(module.rpartition(".")[2])}
         return sorted(m for m in found if m in self.index.modules)
@@ -133,7 +136,7 @@ class Registries:
         return False
 
     def _stores(self, mod: str, module: str, name: str) -> list[Entry] | None:
-        lines = self.passed.source_lines(self.index.modules[mod].file.path) or ()
+        lines = self.text.source_lines(self.index.modules[mod].file.path) or ()
         word = re.compile(rb"(?<![\w])" + re.escape(name.encode()) + rb"(?![\w])")
         mentions = [n for n, line in enumerate(lines, 1) if name.encode() in line and word.search(line)]
         if not mentions:
@@ -223,10 +226,10 @@ class Registries:
             info = summary.classes.get(outer.name)
             fn = info.methods.get(chain[1].name) if info else None
             if fn is not None and len(chain) == 2:
-                return self.passed.full_scope(Scope(mod, f"{mod}.{outer.name}", fn))
+                return self.text.full_scope(Scope(mod, f"{mod}.{outer.name}", fn))
         fn = summary.functions.get(getattr(outer, "name", ""))
         if fn is not None and len(chain) == 1:
-            return self.passed.full_scope(Scope(mod, None, fn))
+            return self.text.full_scope(Scope(mod, None, fn))
         return Scope(mod, None, None)  # a nested function: nothing of it is summarised
 
     def _given(self, mod: str, param: str, chain: list) -> list[Entry] | None:
@@ -248,15 +251,14 @@ class Registries:
         out: list[Entry] = []
         if position == 0:
             out.append(Entry(values=self._decorated(qual)))
-        passed = self.passed
-        for cscope, base, line in passed.calls_by_name(name, module):
+        for cscope, base, line in self.calls.calls_by_name(name, module):
             sym = self.index.resolve_name(cscope.module, base or name)
             if sym is None or (sym.qual != qual if base is None else sym.kind != "module" or sym.qual != module):
                 continue
             nodes = self._calls_at(cscope, line, base, name)
             if not nodes:
                 return None
-            scope = cscope if cscope.fn is not None and cscope.fn.name == "<module>" else passed.full_scope(cscope)
+            scope = cscope if cscope.fn is not None and cscope.fn.name == "<module>" else self.text.full_scope(cscope)
             for call in nodes:
                 if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
                     return None
@@ -271,7 +273,7 @@ class Registries:
 
     def _calls_at(self, scope: Scope, line: int, base: str | None, name: str) -> list[ast.Call]:
         if scope.fn is not None and scope.fn.name != "<module>":
-            return self.passed.calls_at(scope, line, base, name)
+            return self.text.calls_at(scope, line, base, name)
         tree = self.module_tree(scope.module)
         return calls_on_line(tree, line, base, name) if tree is not None else []
 
@@ -298,14 +300,14 @@ class Registries:
     # --- text ------------------------------------------------------------------------------------
     def module_tree(self, module: str) -> ast.Module | None:
         """The module parsed again (kept with its facts); _walk tells each node it visits its parent."""
-        derived = self.model.facts[module].derived
+        derived = self.facts[module].derived
         if _TREES in derived:
             return derived[_TREES]
         derived[_TREES] = None
         mod = self.index.modules.get(module)
         if mod is None:
             return None
-        lines = self.passed.source_lines(mod.file.path)
+        lines = self.text.source_lines(mod.file.path)
         if not lines:
             return None
         try:

@@ -375,7 +375,7 @@ class Runner:
         cannot bind it raises TypeError in that configuration. The classes are those the
         constructor builds by name (exactly); a parameter or anything unread leaves the class out."""
         index, model = ctx.index, ctx.model
-        passed = model.passed_values
+        passed = ctx.tree.passed_values
         for qual in sorted(ctx.self_attr_calls):
             if qual in model.wrappers or qual not in index.classes:
                 continue
@@ -544,9 +544,9 @@ def _latent_unless_built(ctx: Context, finding: Finding, rejecting: list) -> Fin
         return finding
     from ..linter.signals.model_reach import reach_of
 
-    model, index = ctx.model, ctx.index
+    index = ctx.index
     reach = reach_of(ctx)
-    if any(model.built_by_name(impl, reach.named_callers) or impl.rsplit(".", 1)[-1] in reach.escaped
+    if any(ctx.tree.calls.built_by_name(impl, reach.named_callers) or impl.rsplit(".", 1)[-1] in reach.escaped
            for impl, _, _, _ in rejecting):
         return finding
     impl, owner, fn, _ = rejecting[0]

@@ -433,4 +433,4 @@ def _read_constant_answer(ctx: Context, owner: str, member: str) -> tuple | None
     fn = entry.info.methods.get(member)
     if fn is None or not fn.noop or fn.kind == "property":
         return None
-    return ctx.model.passed_values.constant_return(Scope(entry.module, owner, fn))
+    return ctx.tree.text.constant_return(Scope(entry.module, owner, fn))

@@ -3,7 +3,7 @@
 A finding claims a pairing: wrapper ``W`` holding implementation ``I`` in its delegate attribute
 ``A`` (or, for a call on ``self``, an object of class ``I`` running the method). The static
 analysis relied on the places that build ``W``: the constructions that pass the ``__init__``
-parameter stored in ``A`` (``FamilyModel._delegate_sources``, the facts that narrowed the
+parameter stored in ``A`` (``FamilyModel.delegate_sources``, the facts that narrowed the
 delegate's types), and the other calls of ``W`` the source shows (through a variable bound to the
 class, ``cls(...)`` in a classmethod factory; call_sites.py reads those). pairing.py runs those
 places for real; this module only says which functions to run:
@@ -70,7 +70,7 @@ def sites_for(ctx, wrapper: str, attr: str | None) -> list[Site]:
         return []
     out: list[Site] = []
     seen: set[tuple[str, int]] = set()
-    for scope, construction, params, used, label in (ctx.model._delegate_sources(wrapper, attr) or []) if attr else []:
+    for scope, construction, params, used, label in (ctx.model.delegate_sources(wrapper, attr) or []) if attr else []:
         _, args, kwargs, _ = construction
         name = used[0]
         idx = params.index(name)

@@ -7,6 +7,7 @@ annotation's every subclass."""
 from __future__ import annotations
 
 import shutil
+from types import SimpleNamespace
 
 import pytest
 from conftest import FIXTURES, lint
@@ -143,21 +144,22 @@ def test_a_function_read_again_from_its_text_keeps_the_files_positions(tmp_path,
 
     from attn_lint.linter.engine import analyse
     from attn_lint.linter.facts import Scope
-    from attn_lint.linter.passed_values import PassedValues
+    from attn_lint.linter.function_text import FunctionText
 
     src = ("import functools\n\n\nclass Box:\n    def fill(self, k):\n        x = 1\n"
            "        return make(k, size=x)\n\n    @functools.cache\n    async def later(self):\n"
            "        await go(\n            1)\n\n\ndef top(a):\n    return make(a)\n")
     (tmp_path / "m.py").write_text(src)
     ctx = analyse([str(tmp_path)], keep_context=True).context
-    passed = PassedValues(ctx.model)
+    # Facts of its own, so that nothing the run read is reused: every function is read here.
+    text = FunctionText(ctx.index, {"m": SimpleNamespace(derived={})})
     monkeypatch.setattr(ast, "increment_lineno", lambda *a: pytest.fail("the re-read nodes were moved"))
     summary = ctx.index.modules["m"].summary
     wanted = {n.lineno: (n.col_offset, n.end_lineno) for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Call)}
     for cls, fn in (("m.Box", summary.classes["Box"].methods["fill"]),
                     ("m.Box", summary.classes["Box"].methods["later"]), (None, summary.functions["top"])):
-        info, node = passed._function_source(Scope("m", cls, fn))
+        info, node = text.source(Scope("m", cls, fn))
         assert (node.lineno, info.line, info.end_line) == (fn.line, fn.line, fn.end_line)
         calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
         assert calls and all(wanted[c.lineno] == (c.col_offset, c.end_lineno) for c in calls)
-        assert all(passed.call_node(Scope("m", cls, fn), c.lineno, c.col_offset) is not None for c in calls)
+        assert all(text.call_node(Scope("m", cls, fn), c.lineno, c.col_offset) is not None for c in calls)

@@ -159,7 +159,7 @@ def _never_together(ctx: Context, cls: str, method, line: int, tested: dict[str,
     if not needs or not stored:
         return set()
     flag = min(stored)
-    sources = ctx.model._delegate_sources(cls, flag)
+    sources = ctx.model.delegate_sources(cls, flag)
     if not sources:
         return set()  # built nowhere in the tree: by code we cannot see
     wanted = needs | set(stored.values())

@@ -107,7 +107,7 @@ class _Reach:
         handed: dict[str, list] = {}  # name -> (module, callee) calls of names it is handed to
         held_by: dict[str, list] = {}  # name -> (module, global) module-level collections holding it
         self._mentions: dict[str, frozenset] = {}
-        facts = ctx.model.facts
+        facts = ctx.tree.facts
         for mod in self.index.modules.values():
             derived = facts[mod.name].derived
             part = derived.get(_TABLES)
@@ -263,7 +263,7 @@ class _Reach:
             return []
         # Passed, stored or aliased somewhere (`run(callback)`, `self.cb = obj.m`): called from
         # where the tree does not show too.
-        uses = self.ctx.model.value_uses
+        uses = self.ctx.tree.value_uses
         used = uses.method(fn.name) if cls is not None else uses.function(module, fn.name)
         return [] if used else out
 
@@ -469,7 +469,7 @@ class _Reach:
         modules importing it (under their local name) or its module (`mod.gname`), `*` imports."""
         out = [(module, gname)]
         for key in (gname, module.rpartition(".")[2]):
-            for m, imp in self.ctx.model.value_uses.importers(key):
+            for m, imp in self.ctx.tree.value_uses.importers(key):
                 out.append((m, imp.local if imp.name == gname else gname))
         return out
 
@@ -545,7 +545,7 @@ class _Reach:
     def constructions(self, qual: str) -> list:
         hit = self._cons_memo.get(qual)
         if hit is None:
-            hit = self._cons_memo[qual] = self.ctx.model._constructions_of(qual)
+            hit = self._cons_memo[qual] = self.ctx.tree.calls.constructions_of(qual)
         return hit
 
 

@@ -79,7 +79,7 @@ def _false_answer(ctx: Context, wrapper: str, member: str, called: bool) -> tupl
     fn = entry.info.methods[member]
     if (fn.kind == "property") == called or not fn.noop or fn.return_values:
         return None
-    got = ctx.model.passed_values.constant_return(Scope(entry.module, owner, fn))
+    got = ctx.tree.text.constant_return(Scope(entry.module, owner, fn))
     if got is None or got[0]:
         return None
     return owner, entry.file.display, fn.line

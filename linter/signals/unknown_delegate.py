@@ -34,10 +34,10 @@ class UnknownDelegate(Signal):
         w = model.wrappers.get(p.wrapper) if p.wrapper else None
         if w is None:
             return None
-        if not model.init_calls(w.qual):
+        if not ctx.tree.calls.init_calls(w.qual):
             return None  # built only outside the tree (an API): what it holds is the caller's choice
         memo = ctx.state(UnknownDelegate, dict)
-        if _built(model, w, p.impl, memo, 0):
+        if _built(model, ctx.tree.built_values, w, p.impl, memo, 0):
             return None
         entry = ctx.index.classes[w.qual]
         attrs = ", ".join(f"`self.{d.attr}`" for d in model.delegates_holding(w, p.impl))
@@ -46,21 +46,21 @@ class UnknownDelegate(Signal):
                       f"`{entry.info.name}`: only a declared type allows it")
 
 
-def _built(model, w, impl: str, memo: dict, depth: int) -> bool:
+def _built(model, built_values, w, impl: str, memo: dict, depth: int) -> bool:
     holding = model.delegates_holding(w, impl)
     if not holding:
         return depth == 0  # the pairing is reached some other way: not this signal's question
     for d in holding:
         key = (w.qual, d.attr)
         if key not in memo:
-            got = model.built_values.held(w.qual, d.attr)
+            got = built_values.held(w.qual, d.attr)
             memo[key] = frozenset(k for k in got[0] if isinstance(k, str) or k == OUTSIDE) if got else frozenset()
         built = memo[key]
         if impl in built or OUTSIDE in built:
             return True  # built with it, or handed whatever an API's caller passes
         for b in built:
             inner = model.wrappers.get(b)
-            if inner is not None and depth < MAX_NESTING and _built(model, inner, impl, memo, depth + 1):
+            if inner is not None and depth < MAX_NESTING and _built(model, built_values, inner, impl, memo, depth + 1):
                 return True
     return False
 

@@ -92,9 +92,9 @@ def _unpassed(ctx: Context, qual: str, attr: str) -> tuple[FunctionInfo, Param, 
     param = init.params[position]
     if not param.has_default or param.kind in (VAR_POSITIONAL, VAR_KEYWORD) or param.name in init.locals:
         return None  # rebound in the body: the store may hold something else
-    if ctx.model.value_uses.keyword_passed(param.name):
+    if ctx.tree.value_uses.keyword_passed(param.name):
         return None
-    for _scope, (_, args, kwargs, star), _label in ctx.model.init_calls(owner):
+    for _scope, (_, args, kwargs, star), _label in ctx.tree.calls.init_calls(owner):
         if star or position - 1 < len(args) or any(k == param.name for k, _ in kwargs):
             return None
     return init, param, owner
