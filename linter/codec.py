@@ -243,11 +243,11 @@ def _platform_gate(t) -> None:
     _strs(t[2])
 
 
-# FunctionInfo's fields, in the dataclass's order, each with how it is stored and rebuilt:
+# Each summary record's fields, in its dataclass's order, each with how it is stored and rebuilt:
 #   (field, encode: an expression over `v`, its type where a plain check of it is enough,
 #    decode: check and rebuild `v` from a cache entry, own: rebuild `v` from this process's workers).
-# Adding a field to FunctionInfo is one row here (and a SUMMARY_VERSION bump): the three
-# functions below are generated from it (tests/test_codec_fields.py holds the rows to the fields).
+# Adding a field to a record is one row here (and a SUMMARY_VERSION bump): each record's three
+# functions are generated from its rows (tests/test_codec_fields.py holds the rows to the fields).
 _RECORDS = "tuple(map(tuple, v)) if v else ()"
 FUNCTION_FIELDS: tuple[tuple[str, str, str | None, str, str], ...] = (
     ("name", "v", "str", "v", "v"),
@@ -276,60 +276,93 @@ FUNCTION_FIELDS: tuple[tuple[str, str, str | None, str, str], ...] = (
     ("other_stores", "v", None, "_strs(v)", "v"),
     ("declarations", "v", None, "_tuple_of(v, _str_int)", "v"),
 )
+CLASS_FIELDS: tuple[tuple[str, str, str | None, str, str], ...] = (
+    ("name", "v", "str", "v", "v"),
+    ("line", "v", "int", "v", "v"),
+    ("col", "v", "int", "v", "v"),
+    ("end_line", "v", "int", "v", "v"),
+    ("bases", "v", None, "_tuple_of(v, _ref)", "v"),
+    ("decorators", "v", None, "_strs(v)", "v"),
+    ("methods", "tuple([_enc_function(f) for f in v.values()])", None, "_functions(v)",
+     "{m[0]: _own_function(m) for m in v}"),
+    ("attrs", "tuple([(k, a.line, a.annotation, a.value) for k, a in v.items()])", None, "_class_attrs(v)",
+     "{a[0]: ClassAttr(a[1], a[2], a[3]) for a in v}"),
+    ("falsy_attrs", "v", None, "_strs(v)", "v"),
+)
+SUMMARY_FIELDS: tuple[tuple[str, str, str | None, str, str], ...] = (
+    ("lines", "v", "int", "v", "v"),
+    ("imports", "tuple(map(tuple, v))", "tuple", "tuple(map(_import, v))", "tuple([_new(Import, i) for i in v])"),
+    ("classes", "tuple([_enc_class(c) for c in v.values()])", None, "_classes(v)",
+     "{c[0]: _own_class(c) for c in v}"),
+    ("functions", "tuple([_enc_function(f) for f in v.values()])", None, "_functions(v)",
+     "{f[0]: _own_function(f) for f in v}"),
+    ("toplevel", "_enc_function(v)", None, "_dec_function(v)", "_own_function(v)"),
+    ("dunder_all", "v", None, "v if v is None else _strs(v)", "v"),
+    ("unguarded_imports", "v", None, "_tuple_of(v, _int)", "v"),  # indices into `imports`: checked after
+    ("slot_reads", "v", None, "_tuple_of(v, _str_pair)", "v"),
+    ("name_literals", "v", None, "_tuple_of(v, _name_literal)", "v"),
+    ("attr_values", "v", None, "_strs(v)", "v"),
+    ("name_values", "v", None, "_strs(v)", "v"),
+    ("handed", "v", None, "_tuple_of(v, _str_pair)", "v"),
+)
+RECORD_FIELDS = {FunctionInfo: FUNCTION_FIELDS, ClassInfo: CLASS_FIELDS, ModuleSummary: SUMMARY_FIELDS}
 
 
-def _function_codec() -> str:
-    """The source of _enc_function, _dec_function and _own_function, unrolled as one would write
-    them by hand (the warm path rebuilds some 60,000 functions per run: no loop per field)."""
-    names = [f"v{i}" for i in range(len(FUNCTION_FIELDS))]
-    at = {field: name for (field, *_), name in zip(FUNCTION_FIELDS, names)}
+def _record_codec(short: str, record: type, rows: tuple) -> str:
+    """The source of _enc_<short>, _dec_<short> and _own_<short> for one record, unrolled as one
+    would write them by hand (the warm path rebuilds some 60,000 functions per run: no loop per
+    field)."""
+    names = [f"v{i}" for i in range(len(rows))]
+    at = {field: name for (field, *_), name in zip(rows, names, strict=True)}
 
     def on(expr: str, value: str) -> str:
         return value if expr == "v" else "(" + re.sub(r"\bv\b", value, expr) + ")"
 
-    enc = ", ".join(on(e, f"f.{f}") for f, e, _, _, _ in FUNCTION_FIELDS)
-    checks = " and ".join(f"type({at[f]}) is {t}" for f, _, t, _, _ in FUNCTION_FIELDS if t)
-    dec = ", ".join(on(d, at[f]) for f, _, _, d, _ in FUNCTION_FIELDS)
-    own = ", ".join(on(o, at[f]) for f, _, _, _, o in FUNCTION_FIELDS)
+    enc = ", ".join(on(e, f"f.{f}") for f, e, _, _, _ in rows)
+    checks = " and ".join(f"type({at[f]}) is {t}" for f, _, t, _, _ in rows if t) or "True"
+    dec = ", ".join(on(d, at[f]) for f, _, _, d, _ in rows)
+    own = ", ".join(on(o, at[f]) for f, _, _, _, o in rows)
     unpack = ", ".join(names)
-    return (f"def _enc_function(f):\n    return ({enc},)\n\n"
-            f"def _dec_function(t):\n    _need(type(t) is tuple and len(t) == {len(names)})\n"
-            f"    ({unpack},) = t\n    _need({checks})\n    return FunctionInfo({dec})\n\n"
-            f"def _own_function(t):\n    ({unpack},) = t\n    return FunctionInfo({own})\n")
+    cls = record.__name__
+    return (f"def _enc_{short}(f):\n    return ({enc},)\n\n"
+            f"def _dec_{short}(t):\n    _need(type(t) is tuple and len(t) == {len(names)})\n"
+            f"    ({unpack},) = t\n    _need({checks})\n    return {cls}({dec})\n\n"
+            f"def _own_{short}(t):\n    ({unpack},) = t\n    return {cls}({own})\n")
 
 
-_generated: dict = {}
-exec(compile(_function_codec(), f"<{__name__} FUNCTION_FIELDS>", "exec"), globals(), _generated)
-_enc_function = _generated["_enc_function"]  # FunctionInfo -> plain tuple
-_dec_function = _generated["_dec_function"]  # a cache entry's tuple, checked -> FunctionInfo
-_own_function = _generated["_own_function"]  # this process's workers' tuple -> FunctionInfo
+for _short, _record in (("function", FunctionInfo), ("class", ClassInfo), ("summary", ModuleSummary)):
+    exec(compile(_record_codec(_short, _record, RECORD_FIELDS[_record]), f"<{__name__} {_record.__name__} fields>",
+                 "exec"), globals())
+# Defined by the loop above, for each of function, class and summary:
+#   _enc_<record>: the record -> plain tuple; _dec_<record>: a cache entry's tuple, checked -> the
+#   record; _own_<record>: this process's workers' tuple -> the record.
 
 
 def _functions(v) -> dict[str, FunctionInfo]:
     _need(type(v) is tuple)
     out = {}
     for t in v:
-        f = _dec_function(t)
+        f = _dec_function(t)  # noqa: F821 (generated above)
         out[f.name] = f
     return out
 
 
-def _enc_class(c: ClassInfo) -> tuple:
-    return (c.name, c.line, c.col, c.end_line, c.bases, c.decorators,
-            tuple(_enc_function(f) for f in c.methods.values()),
-            tuple((k, a.line, a.annotation, a.value) for k, a in c.attrs.items()), c.falsy_attrs)
+def _classes(v) -> dict[str, ClassInfo]:
+    _need(type(v) is tuple)
+    out = {}
+    for t in v:
+        c = _dec_class(t)  # noqa: F821 (generated above)
+        out[c.name] = c
+    return out
 
 
-def _dec_class(t) -> ClassInfo:
-    _need(type(t) is tuple and len(t) == 9)
-    name, line, col, end_line, bases, decorators, methods, attrs, falsy_attrs = t
-    _need(type(attrs) is tuple)
-    decoded_attrs = {}
-    for a in attrs:
+def _class_attrs(v) -> dict[str, ClassAttr]:
+    _need(type(v) is tuple)
+    out = {}
+    for a in v:
         _need(type(a) is tuple and len(a) == 4)
-        decoded_attrs[_str(a[0])] = ClassAttr(_int(a[1]), _opt_type(a[2]), _opt_ref(a[3]))
-    return ClassInfo(_str(name), _int(line), _int(col), _int(end_line), _tuple_of(bases, _ref), _strs(decorators),
-                     _functions(methods), decoded_attrs, _strs(falsy_attrs))
+        out[_str(a[0])] = ClassAttr(_int(a[1]), _opt_type(a[2]), _opt_ref(a[3]))
+    return out
 
 
 def _import(t) -> Import:
@@ -339,13 +372,13 @@ def _import(t) -> Import:
     return Import(_str(local), _str(module), name, _int(level))
 
 
+def _name_literal(t) -> None:
+    _need(type(t) is tuple and len(t) == 2 and type(t[0]) is str)
+    _strs(t[1])
+
+
 def encode_parsed(p: Parsed) -> tuple:
-    s = p.summary
-    summary = None if s is None else (
-        s.lines, tuple(map(tuple, s.imports)), tuple(_enc_class(c) for c in s.classes.values()),
-        tuple(_enc_function(f) for f in s.functions.values()), _enc_function(s.toplevel), s.dunder_all,
-        s.unguarded_imports, s.slot_reads, s.name_literals, s.attr_values, s.name_values, s.handed)
-    return (p.digest, summary, p.error)
+    return (p.digest, None if p.summary is None else _enc_summary(p.summary), p.error)  # noqa: F821
 
 
 def decode_parsed(plain, digest: str) -> Parsed:
@@ -355,25 +388,11 @@ def decode_parsed(plain, digest: str) -> Parsed:
     if summary is None:
         _need(type(error) is tuple and len(error) == 3)
         return Parsed(digest, None, (_str(error[0]), _str(error[1]), _int(error[2])))
-    _need(error is None and type(summary) is tuple and len(summary) == 12)
-    (lines, imports, classes, functions, toplevel, dunder_all, unguarded, slot_reads, name_literals, attr_values,
-     name_values, handed) = summary
-    _need(type(imports) is tuple and type(classes) is tuple and (dunder_all is None or type(dunder_all) is tuple))
-    _tuple_of(unguarded, lambda i: _need(type(i) is int and 0 <= i < len(imports)))
-    decoded_classes = {}
-    for t in classes:
-        c = _dec_class(t)
-        decoded_classes[c.name] = c
-    return Parsed(digest, ModuleSummary(
-        _int(lines), tuple(map(_import, imports)), decoded_classes, _functions(functions),
-        _dec_function(toplevel), dunder_all if dunder_all is None else _strs(dunder_all), unguarded,
-        _tuple_of(slot_reads, _str_pair), _tuple_of(name_literals, _name_literal), _strs(attr_values),
-        _strs(name_values), _tuple_of(handed, _str_pair)), None)
-
-
-def _name_literal(t) -> None:
-    _need(type(t) is tuple and len(t) == 2 and type(t[0]) is str)
-    _strs(t[1])
+    _need(error is None)
+    s = _dec_summary(summary)  # noqa: F821 (generated above)
+    n = len(s.imports)
+    _need(all(0 <= i < n for i in s.unguarded_imports))
+    return Parsed(digest, s, None)
 
 
 # --- summaries this process's own pool workers encoded ------------------------------------------
@@ -382,23 +401,12 @@ def _name_literal(t) -> None:
 # sides. Nothing read from the cache folder comes this way unchecked: a worker decodes a cache
 # entry with decode_parsed first and passes on only an entry that decoded, the very bytes it
 # checked (Cache.get_checked_plain). Whatever decode_parsed accepts, this rebuild reads the same way.
-def _own_class(t) -> ClassInfo:
-    name, line, col, end_line, bases, decorators, methods, attrs, falsy_attrs = t
-    return ClassInfo(name, line, col, end_line, bases, decorators, {m[0]: _own_function(m) for m in methods},
-                     {a[0]: ClassAttr(a[1], a[2], a[3]) for a in attrs}, falsy_attrs)
-
-
 def decode_own(plain) -> Parsed:
     """The summary entry a pool worker of this process encoded (encode_parsed), rebuilt unchecked."""
     digest, summary, error = plain
     if summary is None:
         return Parsed(digest, None, error)
-    (lines, imports, classes, functions, toplevel, dunder_all, unguarded, slot_reads, name_literals, attr_values,
-     name_values, handed) = summary
-    return Parsed(digest, ModuleSummary(
-        lines, tuple([_new(Import, i) for i in imports]), {c[0]: _own_class(c) for c in classes},
-        {f[0]: _own_function(f) for f in functions}, _own_function(toplevel), dunder_all, unguarded,
-        slot_reads, name_literals, attr_values, name_values, handed), None)
+    return Parsed(digest, _own_summary(summary), None)  # noqa: F821 (generated above)
 
 
 # --- the file map: path -> ((mtime_ns, size, ctime_ns, inode), content digest) ------------------

@@ -1,4 +1,5 @@
-"""The summary codec is driven by one declaration per FunctionInfo field (codec.FUNCTION_FIELDS)."""
+"""The summary codec is driven by one declaration per field of each summary record
+(codec.FUNCTION_FIELDS, CLASS_FIELDS, SUMMARY_FIELDS)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,27 @@ from attn_lint.linter import codec
 from attn_lint.linter.summary import FunctionInfo, summarise_source
 
 
-def test_every_field_is_declared_once_in_order():
-    assert [row[0] for row in codec.FUNCTION_FIELDS] == [f.name for f in dataclasses.fields(FunctionInfo)]
+@pytest.mark.parametrize("record", list(codec.RECORD_FIELDS), ids=lambda r: r.__name__)
+def test_every_field_is_declared_once_in_order(record):
+    assert [row[0] for row in codec.RECORD_FIELDS[record]] == [f.name for f in dataclasses.fields(record)]
+
+
+def test_a_module_round_trips_through_both_decoders():
+    src = ("from a import b as c\nimport d.e\n__all__ = ['K']\n\nclass K(c.Base):\n    flag = False\n"
+           "    size: int = 3\n\n    def m(self):\n        return self.x.y\n\nclass K2(K):\n    pass\n\n"
+           "def f(x):\n    return getattr(x, 'm')\n\nVALUES = {'a': K}\n")
+    parsed = codec.Parsed("0" * 40, summarise_source(src, "m.py"), None)
+    assert parsed.summary.classes and parsed.summary.imports and parsed.summary.dunder_all
+    plain = codec.encode_parsed(parsed)
+    assert codec.decode_parsed(plain, "0" * 40) == parsed
+    assert codec.decode_own(plain) == parsed
+    digest, summary, error = plain
+    with pytest.raises(codec.Malformed):  # an unguarded import that is not one of its imports
+        codec.decode_parsed((digest, summary[:6] + ((len(summary[1]),),) + summary[7:], error), digest)
+    with pytest.raises(codec.Malformed):  # a class attribute that is not (name, line, annotation, value)
+        cls = summary[2][0]
+        codec.decode_parsed((digest, summary[:2] + ((cls[:7] + ((("flag", 6),),) + cls[8:],),) + summary[3:],
+                             error), digest)
 
 
 def test_a_function_round_trips_through_both_decoders():
