@@ -355,3 +355,55 @@ def split(ctx: Context):
     files["pkg/split.py"] = splitter.replace("make_context(backend=inner)", "inner.forward(None)")
     (f,) = [f for f in lint(write_tree(tmp_path / "c", files)).findings if f.member == "prepare_sparse"]
     assert f.confidence == "low"
+
+
+# A member of the implementation's lineage that an unrelated implementation has too (no lineage of
+# the family has it alone): code that names the implementation was still written for it.
+_TWO_LINEAGES = _SPARSE_MEMBER + """
+class OtherSparseBackend(Backend):
+    def forward(self, batch):
+        return batch
+
+    def sparse_topk(self, batch):
+        return batch
+"""
+
+
+def test_consumer_naming_the_implementation_calls_a_member_another_lineage_has_too(tmp_path):
+    f = _consumer_finding(tmp_path, """
+from pkg.backends import SparseBackend, get_backend
+
+def attend(batch):
+    assert SparseBackend is not None
+    return get_backend().sparse_topk(batch)
+""", _TWO_LINEAGES)
+    assert f.confidence == "low"
+    (why,) = [r for r in f.confidence_reasons if r.signal == "unsupported-pairing"]
+    assert why.path.endswith("sparse_model.py") and why.line == 6
+    assert "a member `SparseBackend` has, which that code names" in why.note
+
+
+def test_consumer_naming_no_implementation_of_a_member_two_lineages_have_keeps_the_pairing(tmp_path):
+    f = _consumer_finding(tmp_path, """
+from pkg.backends import OtherSparseBackend, get_backend
+
+def attend(batch):
+    assert OtherSparseBackend is not None
+    return get_backend().sparse_topk(batch)
+""", _TWO_LINEAGES)
+    assert f.confidence == "medium"  # it names the other lineage, not the one paired with the wrapper
+
+
+def test_a_lineage_member_stays_one_when_another_lineage_gains_it(tmp_path):
+    # The same pairing, before and after an unrelated implementation gains the member: the
+    # consumer names the paired implementation, so the tier does not move.
+    consumer = """
+from pkg.backends import SparseBackend, get_backend
+
+def attend(batch):
+    assert SparseBackend is not None
+    return get_backend().sparse_topk(batch)
+"""
+    before = _consumer_finding(tmp_path / "before", consumer, _SPARSE_MEMBER)
+    after = _consumer_finding(tmp_path / "after", consumer, _TWO_LINEAGES)
+    assert before.confidence == after.confidence == "low"

@@ -21,6 +21,12 @@ for that lineage being installed itself. The installed object is what a global a
 global) or what a slot holds (`ctx.backend.impl_only(...)`: an attribute that a class outside the
 family types as a base with subclasses). A wrapper lacking the member, holding an implementation of that
 lineage, would crash there: the pairing is one the code cannot run, whatever site probes it.
+A member of the implementation's own lineage that another lineage has too (two backends of one
+model for two kinds of hardware) says the same where the calling module names a class of the
+implementation's lineage having it (defines or imports it): that code was written with it in
+view, so the pairing does not turn supported because an unrelated class gained a member of that
+name. A module naming no such class keeps the pairing: it only says one of the holders is
+installed, not which.
 A slot says so only while nothing can put the wrapper's delegate there: a module outside the
 wrapper that takes its delegates out of the slot (`parts = batch.backend.children`) and fills
 slots of that name (`Batch(backend=part)`, `self.backend = part`) may hand the consumer the
@@ -64,12 +70,14 @@ class UnsupportedPairing(Signal):
         if consumer is None:
             return None
         if pair not in memo:
-            path, line, member, accessor = consumer
+            path, line, member, accessor, named = consumer
             impl = short(p.impl)
+            whose = (f"a member `{short(named)}` has, which that code names (the family's base does not declare "
+                     f"it)" if named else "a member only its lineage has")
             memo[pair] = Reason(self.name, "lower", path, line,
                                 f"`{short(p.wrapper)}` holding `{impl}` cannot run: `{impl}`'s consumers call "
-                                f"`{accessor}.{member}(...)` unguarded ({path}:{line}), a member only its "
-                                f"lineage has and `{short(p.wrapper)}` lacks")
+                                f"`{accessor}.{member}(...)` unguarded ({path}:{line}), {whose} and "
+                                f"`{short(p.wrapper)}` lacks")
         return memo[pair]
 
 
@@ -139,7 +147,7 @@ class _Consumers:
         self.index = ctx.index
         self._optional = {(id(site.fn), call.line, call.col) for site, call, _ in ctx.optional_candidates}
         self._accessors: dict[str, tuple | None] = {}  # qualified function -> its return types
-        self._calls: dict[str, list] = {}  # member -> [(path, line, accessor name, types)]
+        self._calls: dict[str, list] = {}  # member -> [(path, line, accessor name, types, slot, module)]
         self._lineage: dict[tuple[str, str], str | None] = {}
         self._pairs: dict[tuple[str, str], tuple | None] = {}
         self._knows: dict[tuple, bool] = {}
@@ -151,8 +159,10 @@ class _Consumers:
         return ctx.state(_Consumers, lambda: _Consumers(ctx))
 
     def hard_call(self, wrapper: str, impl: str) -> tuple | None:
-        """(path, line, member, accessor) of an unguarded call, on an accessor's result that can be
-        `wrapper`, of a member only `impl`'s lineage has and `wrapper` lacks."""
+        """(path, line, member, accessor, named) of an unguarded call, on an accessor's result that
+        can be `wrapper`, of a member `wrapper` lacks and that only `impl`'s lineage has, or that
+        a class of `impl`'s own lineage has and the calling module names (`named`: that class;
+        None for the first)."""
         key = (wrapper, impl)
         if key in self._pairs:
             return self._pairs[key]
@@ -166,7 +176,7 @@ class _Consumers:
                 calls = self.calls(member)
                 if not calls:
                     continue
-                for path, line, name, types, slot in calls:
+                for path, line, name, types, slot, module in calls:
                     if slot is not None and self.delegates_may_fill(wrapper, slot):
                         continue
                     for t in types:
@@ -174,8 +184,10 @@ class _Consumers:
                         if t not in mro_w or t not in mro_i:
                             continue
                         lineage = self.lineage(t, member)
+                        named = None if lineage is not None else self.named_lineage(module, impl, t, member)
+                        lineage = lineage or named
                         if lineage is not None and not self.knows(wrapper, impl, lineage):
-                            found = (path, line, member, name)
+                            found = (path, line, member, name, named)
                             break
                     if found:
                         break
@@ -197,7 +209,7 @@ class _Consumers:
             if acc is not None:
                 types = [t for t in acc[1] if self.index.lookup(t, member) is None]
                 if types:
-                    out.append((site.path, call.line, acc[0], types, acc[2]))
+                    out.append((site.path, call.line, acc[0], types, acc[2], site.module))
         out.sort(key=lambda c: (c[0], c[1]))
         self._calls[member] = out
         return out
@@ -298,6 +310,17 @@ class _Consumers:
                 self._named[module] = named
             out |= named
         return out
+
+    def named_lineage(self, module: str, impl: str, static: str, member: str) -> str | None:
+        """The class of `impl`'s own lineage (in its MRO, below `static`) that has `member` and
+        that the calling module names (defines or imports), the one nearest `static`: code written
+        with that class in view, calling a member the family's base does not declare, expects it
+        installed itself, whatever other lineages have a member of that name. None without one."""
+        index = self.index
+        named = self._named_classes(frozenset({module}))
+        found = [c for c in index.mro(impl) if c in named and c != static and static in index.mro(c)
+                 and index.lookup(c, member) is not None]
+        return found[-1] if found else None
 
     def lineage(self, static: str, member: str) -> str | None:
         """A class below which every implementation of `static` having `member` lies (a base they
