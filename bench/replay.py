@@ -10,7 +10,12 @@ tree; then, release over release, by finding identity (linter/identity.py):
   function was removed or renamed, or the analysis stopped pairing it);
 * tier flips: an identity present in two consecutive releases whose tier (default report or
   latent) changed, each with its cause: its targets changed, the signals' word on its pairings
-  changed, or nothing about its own pairings changed (a flip the issue asks to remove).
+  changed, or nothing about its own pairings changed (a flip the issue asks to remove);
+* and whether the flip follows from its own evidence, tried rather than read: the later release
+  is analysed again with the finding's own files put back as the earlier release has them (the
+  files of its class, its targets and latent implementations, its site, and every file its
+  evidence and its signals' reasons cite, in either release). If that restores the earlier tier,
+  the flip came from its own pairing's evidence; if not, from a change elsewhere in the tree.
 
     python bench/replay.py [--package sglang] [--tree-suffix sglang/srt] [--versions 0.5.15 0.5.16 ...]
 
@@ -25,8 +30,10 @@ import ast
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -65,8 +72,71 @@ def report(tree: Path) -> dict:
             "targets": sorted(t.rsplit(".", 1)[-1] for t in f["targets"]),
             # What the signals said of its pairings, without the places (lines move).
             "reasons": sorted({(r["signal"], r["effect"], re.sub(r"\S+:\d+", "", r["note"]))
-                               for r in f["confidence_reasons"]})})
+                               for r in f["confidence_reasons"]}),
+            "files": sorted(_own_files(f, tree))})
     return out
+
+
+def _own_files(f: dict, tree: Path) -> set[str]:
+    """The files a finding's own evidence lies in, relative to the tree: its class's, its targets'
+    and latent implementations', its site's, and those its evidence and reasons cite."""
+    paths = {f["path"], *(e["path"] for e in f.get("evidence", ())),
+             *(r["path"] for r in f.get("confidence_reasons", ()))}
+    details = f.get("details") or {}
+    if details.get("site"):
+        paths.add(details["site"].rsplit(":", 1)[0])
+    out = set()
+    for p in paths:
+        try:
+            rel = Path(p).resolve().relative_to(tree.resolve())
+        except ValueError:
+            continue
+        out.add(rel.as_posix())
+    prefix = _package_of(tree)
+    for qual in [*f["targets"], *filter(None, (details.get("latent_impls") or "").split(","))]:
+        module = qual.rsplit(".", 1)[0]
+        if not module.startswith(prefix):
+            continue
+        rel = module[len(prefix):].replace(".", "/")
+        for candidate in (f"{rel}.py", f"{rel}/__init__.py"):
+            if (tree / candidate).is_file():
+                out.add(candidate)
+    return out
+
+
+def _package_of(tree: Path) -> str:
+    """The dotted name of the tree's folder (`.../sglang/srt` -> "sglang.srt."), from the
+    `__init__.py`-or-namespace folders above it up to the release folder."""
+    parts = []
+    p = tree.resolve()
+    while p.parent != p and not (p / ".complete").exists():
+        parts.append(p.name)
+        p = p.parent
+    return ".".join(reversed(parts)) + "." if parts else ""
+
+
+def restores(identity: str, before: dict, after: dict, tree_before: Path, tree_after: Path) -> bool:
+    """Whether analysing the later tree with the finding's own files as the earlier tree has them
+    gives the earlier tier back: the flip followed from its own evidence."""
+    files = set(before["files"]) | set(after["files"])
+    with tempfile.TemporaryDirectory(prefix="attn-lint-replay-") as tmp:
+        root = Path(tmp)
+        # The release folder, so that the package path above the tree is the same.
+        top = tree_after
+        while not (top.parent / ".complete").exists():
+            top = top.parent
+        shutil.copytree(top, root / top.name, symlinks=True)
+        hybrid = root / tree_after.resolve().relative_to(top.parent.resolve())
+        for rel in files:
+            old, new = tree_before / rel, hybrid / rel
+            if old.is_file():
+                new.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(old, new)
+            elif new.is_file():
+                new.unlink()
+        got = report(hybrid).get(identity)
+    tier = "default" if got and any(e["tier"] == "default" for e in got) else "latent" if got else None
+    return tier == before["tier"]
 
 
 def _defines(tree: Path, cls_short: str, member: str) -> bool | None:
@@ -145,9 +215,13 @@ def main() -> None:
                 cause = ("its targets changed" if x["targets"] != y["targets"] else
                          "the signals' word on its pairings changed" if x["reasons"] != y["reasons"] else
                          "nothing about its own pairings changed")
+                own = restores(k, x, y, trees[prev], trees[cur])
                 flips.append({"from": prev, "to": cur, "identity": k, "cause": cause,
+                              "own_evidence": own,
                               "finding": {key: y[key] for key in ("code", "class", "member", "path")},
                               "tiers": [sorted(ta), sorted(tb)]})
+                print(f"flip {prev} -> {cur} {y['class'].rsplit('.', 1)[-1]}.{y['member']}: "
+                      f"{'its own evidence' if own else 'a change elsewhere'}", file=sys.stderr)
         new_all.extend((cur, k) for k in new)
         rows.append({"release": cur, "after": prev, "new_default": len(new)})
     # What became of each new finding: the first later release without it tells.
@@ -173,7 +247,10 @@ def main() -> None:
                "upstream_confirmed_share": round(fixed / left, 3) if left else None,
                "tier_flips": len(flips),
                "tier_flips_by_cause": {c: sum(1 for f in flips if f["cause"] == c)
-                                       for c in sorted({f["cause"] for f in flips})}}
+                                       for c in sorted({f["cause"] for f in flips})},
+               # Restoring the finding's own files to the earlier release gives the earlier tier back.
+               "tier_flips_from_own_evidence": sum(1 for f in flips if f["own_evidence"]),
+               "tier_flips_from_elsewhere": sum(1 for f in flips if not f["own_evidence"])}
     out = HERE / "results" / f"replay-{args.package}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps({"summary": summary, "rows": rows, "flips": flips,
