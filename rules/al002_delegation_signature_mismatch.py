@@ -488,13 +488,6 @@ def _caller(site) -> str:
     return site.where
 
 
-def _on_self(ref: tuple, self_name: str) -> bool:
-    """`self` itself or `super()`: a call the class makes on its own hierarchy, not on a held object."""
-    return (ref[0] == "name" and ref[1] == self_name) or (
-        ref[0] == "call" and ref[1] is not None and ref[1][0] == "name" and ref[1][1] == "super")
-
-
-
 def _built_by_name(index, qual: str, attr: str) -> bool:
     """Every store of `self.<attr>` in the class's MRO is a call of a capitalised name (`Cls(...)`,
     `mod.Cls(...)`), and there are at least two."""
