@@ -232,6 +232,12 @@ def _str_int(t) -> None:
     _need(type(t) is tuple and len(t) == 2 and type(t[0]) is str and type(t[1]) is int)
 
 
+def _asserted(t) -> None:
+    _need(type(t) is tuple and len(t) == 3 and type(t[1]) is int and type(t[2]) is tuple)
+    _ref(t[0])
+    _tuple_of(t[2], _ref)
+
+
 def _gate(t) -> None:
     """(name, line) or (first line, last line, key of strings): FunctionInfo.gates."""
     _need(type(t) is tuple and (len(t) == 2 and type(t[0]) is str and type(t[1]) is int
@@ -275,6 +281,7 @@ FUNCTION_FIELDS: tuple[tuple[str, str, str | None, str, str], ...] = (
     ("falsy_stores", "v", None, "_tuple_of(v, _str_int)", "v"),
     ("other_stores", "v", None, "_strs(v)", "v"),
     ("declarations", "v", None, "_tuple_of(v, _str_int)", "v"),
+    ("asserted", "v", None, "_tuple_of(v, _asserted)", "v"),
 )
 CLASS_FIELDS: tuple[tuple[str, str, str | None, str, str], ...] = (
     ("name", "v", "str", "v", "v"),

@@ -30,7 +30,7 @@ from .platforms import add_platform_gates, test_platform
 from .reaching import bind_arguments, bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 32
+SUMMARY_VERSION = 33
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -142,6 +142,9 @@ class FunctionInfo:
     # (attr, line) of a bare declaration `self.<attr>: T` (no value): its self_attrs entry stores
     # nothing, it only bounds what the attribute's stores hold (families.FamilyModel._stored).
     declarations: tuple[tuple[str, int], ...] = ()
+    # (expression ref, line, class refs) of each `assert isinstance(<expr>, C)` (or `(C, D)`),
+    # also under `if TYPE_CHECKING:`: what the code declares the object to be there.
+    asserted: tuple[tuple[tuple, int, tuple[tuple, ...]], ...] = ()
 
     @property
     def kind(self) -> str:
@@ -445,6 +448,7 @@ class _FunctionWalker(ast.NodeVisitor):
         self.falsy_stores: list[tuple[str, int]] = []
         self.other_stores: set[str] = set()
         self.declarations: list[tuple[str, int]] = []
+        self.asserted: list[tuple[tuple, int, tuple[tuple, ...]]] = []
         self.calls: list[CallSite | ast.Call] = []  # a plain call of a non-local: its node (_call_sites)
         self.probes: list[Probe] = []
         self.constructions: list[tuple] = []
@@ -777,6 +781,14 @@ class _FunctionWalker(ast.NodeVisitor):
     def visit_Assert(self, node: ast.Assert) -> None:
         if not self.module.platform_tested and test_platform(node.test):
             self.module.platform_tested = True
+        test = node.test
+        if type(test) is ast.Call and type(test.func) is ast.Name and test.func.id == "isinstance" \
+                and len(test.args) == 2 and not test.keywords:
+            what = self.ref(test.args[0])
+            kinds = test.args[1].elts if type(test.args[1]) is ast.Tuple else [test.args[1]]
+            refs = tuple(self.ref(k) for k in kinds)
+            if what is not None and refs and all(r is not None and r[0] in ("name", "attr") for r in refs):
+                self.asserted.append((what, node.lineno, refs))
         self.gates.extend((node.lineno + 1, -2, k) for k in model_tests(node.test))
         end = node.end_lineno or node.lineno
         if self.block_end > end:
@@ -1355,6 +1367,7 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
         _probed_reads(walker) if walker.probes else (), (),
         is_checks_only_body(body), tuple(walker.falsy_stores),
         tuple(sorted(walker.other_stores)) if walker.other_stores else (), tuple(walker.declarations),
+        tuple(walker.asserted),
     )
 
 

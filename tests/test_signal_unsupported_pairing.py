@@ -407,3 +407,67 @@ def attend(batch):
     before = _consumer_finding(tmp_path / "before", consumer, _SPARSE_MEMBER)
     after = _consumer_finding(tmp_path / "after", consumer, _TWO_LINEAGES)
     assert before.confidence == after.confidence == "low"
+
+
+# -- the implementation's consumers declare the installed object one of its classes -----------------
+
+def test_consumer_asserting_the_installed_object_is_the_implementation(tmp_path):
+    f = _consumer_finding(tmp_path, """
+from typing import TYPE_CHECKING
+from pkg.backends import SparseBackend, get_backend
+
+def attend(batch):
+    backend = get_backend()
+    if TYPE_CHECKING:
+        assert isinstance(backend, (SparseBackend,))
+    return backend.forward(batch)
+""")
+    assert f.confidence == "low"
+    (why,) = [r for r in f.confidence_reasons if r.signal == "unsupported-pairing"]
+    assert why.path.endswith("sparse_model.py") and why.line == 8
+    assert "declare `get_backend()` a `SparseBackend`" in why.note and "which `HybridBackend` is not" in why.note
+
+
+def test_an_assertion_the_wrapper_also_meets_keeps_the_pairing(tmp_path):
+    for asserted in ("Backend", "(SparseBackend, HybridBackend)"):
+        f = _consumer_finding(tmp_path / asserted[:4], f"""
+from pkg.backends import Backend, SparseBackend, get_backend
+from pkg.hybrid import HybridBackend
+
+def attend(batch):
+    backend = get_backend()
+    assert isinstance(backend, {asserted})
+    return backend.forward(batch)
+""")
+        assert f.confidence == "medium", asserted
+
+
+def test_an_assertion_on_an_object_handed_in_keeps_the_pairing(tmp_path):
+    f = _consumer_finding(tmp_path, """
+from pkg.backends import Backend, SparseBackend
+
+def attend(backend: Backend, batch):
+    assert isinstance(backend, SparseBackend)
+    return backend.forward(batch)
+""")
+    assert f.confidence == "medium"  # not the installed object: the caller's, whatever it is
+
+
+# A wrapper asserted installed (`assert isinstance(backend, HybridLinear)` in one model's code) is a
+# composition point many configurations share: that model's assertion says which wrapper it
+# installs, not that another wrapper never holds that one.
+_NESTED = {
+    'pkg/__init__.py': '',
+    'pkg/backends.py': 'class Backend:\n    def forward(self, batch):\n        raise NotImplementedError\n\nclass LinearBackend(Backend):\n    def forward(self, batch):\n        return batch\n\n    def prepare_sparse(self, batch):\n        self.prepared = batch\n\nclass FullBackend(Backend):\n    def forward(self, batch):\n        return batch\n\nclass HybridLinear(Backend):\n    def __init__(self, full: Backend, linear: LinearBackend):\n        self.full = full\n        self.linear = linear\n\n    def forward(self, batch):\n        return self.full.forward(batch)\n\n    def prepare_sparse(self, batch):\n        self.linear.prepare_sparse(batch)\n\nclass NpuHybridLinear(HybridLinear):\n    pass\n\n_INSTALLED: Backend = None\n\ndef get_backend() -> Backend:\n    return _INSTALLED\n',
+    'pkg/indexer.py': 'from pkg.backends import get_backend\n\ndef index(batch):\n    backend = get_backend()\n    if hasattr(backend, "prepare_sparse"):\n        backend.prepare_sparse(batch)\n    return batch\n',
+    'pkg/model.py': 'from pkg.backends import HybridLinear, get_backend\n\ndef attend(batch):\n    backend = get_backend()\n    assert isinstance(backend, HybridLinear)\n    return backend.linear.forward(batch)\n',
+    'pkg/split.py': 'from pkg.backends import Backend\n\n\nclass Split(Backend):\n    def __init__(self, prefill: Backend, decode: Backend):\n        self.prefill = prefill\n        self.decode = decode\n\n    def forward(self, batch):\n        return self.decode.forward(batch)\n',
+    'pkg/build.py': 'from pkg.backends import FullBackend, HybridLinear, LinearBackend, NpuHybridLinear\nfrom pkg.split import Split\n\n\ndef build(npu):\n    inner = NpuHybridLinear(FullBackend(), LinearBackend()) if npu else HybridLinear(FullBackend(), LinearBackend())\n    return Split(inner, inner)\n',
+}
+
+
+def test_an_assertion_naming_a_wrapper_keeps_the_pairing(tmp_path):
+    root = write_tree(tmp_path, _NESTED)
+    (f,) = [f for f in lint(root).findings if f.code == "AL001" and f.member == "prepare_sparse"]
+    assert f.class_name == "pkg.split.Split" and f.targets == ("pkg.backends.HybridLinear",)
+    assert f.confidence == "medium"

@@ -27,6 +27,12 @@ implementation's lineage having it (defines or imports it): that code was writte
 view, so the pairing does not turn supported because an unrelated class gained a member of that
 name. A module naming no such class keeps the pairing: it only says one of the holders is
 installed, not which.
+Code that asserts the installed object is an implementation of that lineage (`b = get_backend()`,
+`assert isinstance(b, Impl)`, under `if TYPE_CHECKING:` too: what the authors declare it to be
+there) says so as plainly, for every wrapper that is not such an instance. An assertion naming a
+wrapper class does not: a wrapper is a composition point many configurations share, and one
+model's code asserting it says which wrapper that model installs, not that no other wrapper holds
+that one's subclasses.
 A slot says so only while nothing can put the wrapper's delegate there: a module outside the
 wrapper that takes its delegates out of the slot (`parts = batch.backend.children`) and fills
 slots of that name (`Batch(backend=part)`, `self.backend = part`) may hand the consumer the
@@ -35,9 +41,10 @@ delegate itself, which is then the installed object, not the wrapper.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..confidence import Pairing, Signal
+from ..facts import Site, scopes_of
 from ..findings import Reason, short
 from ..guards import deciding
 from ..resolve import Scope
@@ -50,7 +57,9 @@ class UnsupportedPairing(Signal):
     name = "unsupported-pairing"
     doc = ("Where a probe's own function calls, on the same object and the same path, a member only "
            "some implementations have, a wrapper lacking it would crash there first: the wrapper "
-           "holding such an implementation is a pairing the code itself cannot run.")
+           "holding such an implementation is a pairing the code itself cannot run. Likewise where "
+           "the implementation's own consumers call such a member on the installed object, or "
+           "assert that object is an instance of the implementation's lineage.")
 
     def rule_out(self, ctx: Context, p: Pairing) -> Reason | None:
         if p.wrapper is None or p.wrapper not in ctx.index.classes or p.wrapper in ctx.index.mro(p.impl):
@@ -70,15 +79,20 @@ class UnsupportedPairing(Signal):
         if consumer is None:
             return None
         if pair not in memo:
-            path, line, member, accessor, named = consumer
             impl = short(p.impl)
-            whose = (f"a member `{short(named)}` has, which that code names (the family's base does not declare "
-                     f"it)" if named else "a member only its lineage has")
-            memo[pair] = Reason(self.name, "lower", path, line,
-                                f"`{short(p.wrapper)}` holding `{impl}` cannot run: `{impl}`'s consumers call "
-                                f"`{accessor}.{member}(...)` unguarded ({path}:{line}), {whose} and "
-                                f"`{short(p.wrapper)}` lacks")
+            memo[pair] = Reason(self.name, "lower", consumer.path, consumer.line,
+                                f"`{short(p.wrapper)}` holding `{impl}` cannot run: `{impl}`'s consumers "
+                                f"{consumer.what} ({consumer.path}:{consumer.line}), {consumer.why}")
         return memo[pair]
+
+
+class _Consumer(NamedTuple):
+    """Code of the implementation's own that a wrapper holding it cannot serve, and why."""
+
+    path: str
+    line: int
+    what: str  # what that code does, as the reason says it
+    why: str  # why the wrapper cannot be what it meets
 
 
 def _object_keys(fn, ref: tuple | None) -> set:
@@ -153,16 +167,17 @@ class _Consumers:
         self._knows: dict[tuple, bool] = {}
         self._named: dict[str, set[str]] = {}  # module -> classes it defines or imports
         self._slot_readers: dict[tuple[str, str], set[str]] | None = None  # (slot, attr) -> modules
+        self._declared: list[tuple] | None = None  # Consumers.declarations
 
     @staticmethod
     def of(ctx: Context) -> _Consumers:
         return ctx.state(_Consumers, lambda: _Consumers(ctx))
 
-    def hard_call(self, wrapper: str, impl: str) -> tuple | None:
-        """(path, line, member, accessor, named) of an unguarded call, on an accessor's result that
-        can be `wrapper`, of a member `wrapper` lacks and that only `impl`'s lineage has, or that
-        a class of `impl`'s own lineage has and the calling module names (`named`: that class;
-        None for the first)."""
+    def hard_call(self, wrapper: str, impl: str) -> _Consumer | None:
+        """An unguarded call, on an accessor's result that can be `wrapper`, of a member `wrapper`
+        lacks and that only `impl`'s lineage has, or that a class of `impl`'s own lineage has and
+        the calling module names; else an assertion that the accessor's result is an instance of
+        a class of `impl`'s lineage that `wrapper` is not (`declared`)."""
         key = (wrapper, impl)
         if key in self._pairs:
             return self._pairs[key]
@@ -187,14 +202,55 @@ class _Consumers:
                         named = None if lineage is not None else self.named_lineage(module, impl, t, member)
                         lineage = lineage or named
                         if lineage is not None and not self.knows(wrapper, impl, lineage):
-                            found = (path, line, member, name, named)
+                            whose = (f"a member `{short(named)}` has, which that code names (the family's "
+                                     f"base does not declare it)" if named else "a member only its lineage has")
+                            found = _Consumer(path, line, f"call `{name}.{member}(...)` unguarded",
+                                              f"{whose} and `{short(wrapper)}` lacks")
                             break
                     if found:
                         break
                 if found:
                     break
+            found = found or self.declared(wrapper, impl)
         self._pairs[key] = found
         return found
+
+    def declared(self, wrapper: str, impl: str) -> _Consumer | None:
+        """`assert isinstance(get_backend(), Impl)` (under `if TYPE_CHECKING:` too): the code
+        there declares the installed object an instance of a class of `impl`'s lineage, which
+        `wrapper` is not; a wrapper holding `impl` is not what that code was written for."""
+        index = self.index
+        mro_w, mro_i = index.mro(wrapper), index.mro(impl)
+        for path, line, accessor, types, classes, slot in self.declarations():
+            if not any(t in mro_w and t in mro_i for t in types) or any(c in mro_w for c in classes):
+                continue
+            mine = [c for c in classes if c in mro_i and c not in self.ctx.model.wrappers]
+            if not mine or self.knows(wrapper, impl, mine[0]) \
+                    or (slot is not None and self.delegates_may_fill(wrapper, slot)):
+                continue
+            return _Consumer(path, line, f"declare `{accessor}` a `{short(mine[0])}` (`assert isinstance(...)`)",
+                             f"which `{short(wrapper)}` is not")
+        return None
+
+    def declarations(self) -> list[tuple]:
+        """(path, line, accessor name, its static types, the classes asserted, slot) of every
+        `assert isinstance(<installed object>, C)` in the tree."""
+        if self._declared is not None:
+            return self._declared
+        out = []
+        for module, mod in self.index.modules.items():
+            for cls, fn in scopes_of(module, mod.summary):
+                for ref, line, kinds in fn.asserted:
+                    site = Site(module, cls, fn, mod.file.display)
+                    acc = self._accessor_of(site, ref)
+                    if acc is None:
+                        continue
+                    classes = frozenset(t[1] for k in kinds for t in self.ctx.resolver.resolve(k, site.scope).types
+                                        if isinstance(t, tuple) and t[0] == "cls" and t[1] in self.index.classes)
+                    if classes:
+                        out.append((site.path, line, acc[0], acc[1], classes, acc[2]))
+        self._declared = out
+        return out
 
     def calls(self, member: str) -> list:
         hit = self._calls.get(member)
