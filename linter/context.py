@@ -101,13 +101,13 @@ class Context:
                 or (site.cls is not None and fn.params[0] is param):
             return None
         got = self.tree.passed_values.passed_to(site.scope, param)
-        if got is None or not got[0] or not all(isinstance(t, str) for t in got[0]):
+        if got is None or not got.values or not all(isinstance(t, str) for t in got.values):
             return None
-        passed = frozenset(got[0])
+        passed = frozenset(got.values)
         shown = ", ".join(sorted(t.rsplit(".", 1)[-1] for t in passed))
         note = (f"`{name}` is annotated `{self.resolver.annotation_text(param.annotation)}`, but every call "
                 f"of `{fn.name}` in the tree passes {shown}")
-        return Resolution(passed, (Evidence(site.path, fn.line, note), *got[1][:3]))
+        return Resolution(passed, (Evidence(site.path, fn.line, note), *got.steps[:3]))
 
     @functools.cached_property
     def defined_names(self) -> frozenset[str]:

@@ -272,10 +272,10 @@ class FamilyModel:
                 out |= set(self.implementations(d.types, leaves_only=False, exact=d.exact))
                 continue
             got = self.passed_values.held(site_cls, attr)  # another attribute of its own: what it is built with
-            if got is None or not all(isinstance(t, str) for t in got[0]):
+            if got is None or not all(isinstance(t, str) for t in got.values):
                 return None
-            out |= set(self.implementations(got[0].keys(), leaves_only=False,
-                                            exact=frozenset(t for t, e in got[0].items() if e)))
+            out |= set(self.implementations(got.values.keys(), leaves_only=False,
+                                            exact=frozenset(t for t, e in got.values.items() if e)))
         return out
 
     def _own_delegate_in(self, site_cls: str, fn: FunctionInfo, ref: tuple | None, depth: int) -> bool:
@@ -328,7 +328,7 @@ class FamilyModel:
         got = passed.held(qual, delegate.attr)
         if got is None:
             return
-        values, steps = got
+        values, steps = got.values, got.steps
         held = {t: exact for t, exact in values.items() if isinstance(t, str) and self.same_family(t, qual)}
         if not held or any(not isinstance(t, str) for t in values):
             return  # nothing of the family, or a class object rather than an instance

@@ -10,15 +10,21 @@ Nothing here runs the code: the text is parsed, never imported.
 from __future__ import annotations
 
 import ast
+from typing import NamedTuple
 
 from .facts import ModuleFacts
 from .index import TreeIndex
 from .resolve import Scope
 from .source_lines import SourceLines
-from .summary import ModuleWalk, _summarise_function
+from .summary import FunctionInfo, ModuleWalk, _summarise_function
 
 _SOURCES = "function-text-source"  # the key of re-read functions in ModuleFacts.derived
 _WALKS = "function-text-walk"  # and the walks that summarised them (their bindings' and constructions' nodes)
+
+
+class Reread(NamedTuple):
+    info: FunctionInfo  # summarised again, every local kept
+    node: ast.FunctionDef | ast.AsyncFunctionDef
 
 
 class FunctionText:
@@ -38,10 +44,10 @@ class FunctionText:
         """The caller's scope with every local its summary pruned (a local handed on only to a
         method call is not kept there), re-read from its source."""
         got = self.source(scope)
-        return Scope(scope.module, scope.cls, got[0]) if got else scope
+        return Scope(scope.module, scope.cls, got.info) if got else scope
 
-    def source(self, scope: Scope):
-        """(the function summarised again with every local, its parsed node) from its own text;
+    def source(self, scope: Scope) -> Reread | None:
+        """The function summarised again with every local, and its parsed node, from its own text;
         kept with the module's facts, so a resident server parses it again only after an edit."""
         fn = scope.fn
         store = self.facts[scope.module].derived.setdefault(_SOURCES, {})
@@ -79,13 +85,13 @@ class FunctionText:
         info = _summarise_function(node, scope.cls is not None, [], [], ModuleWalk(), walked)
         info.decorators = fn.decorators  # (above the `def` line: not in the text read)
         self.facts[scope.module].derived.setdefault(_WALKS, {})[key] = walked[0]
-        store[key] = (info, node)
+        store[key] = Reread(info, node)
         return store[key]
 
     def function_node(self, scope: Scope) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The function `scope` is in, parsed from its own text (kept like call_node's)."""
         got = self.source(scope)
-        return got[1] if got else None
+        return got.node if got else None
 
     def constant_return(self, scope: Scope) -> tuple | None:
         """(value,) when the function's body (after a docstring) is only `return <literal>` (a bare
@@ -112,7 +118,7 @@ class FunctionText:
         got = self.source(scope)
         if got is None:
             return None
-        for n in ast.walk(got[1]):
+        for n in ast.walk(got.node):
             if isinstance(n, ast.Call) and n.lineno == line and n.col_offset == col:
                 return n
         return None  # `if True:` keeps columns as they were: a miss means the file changed
@@ -120,7 +126,7 @@ class FunctionText:
     def calls_at(self, scope: Scope, line: int, base: str | None, name: str) -> list[ast.Call]:
         """The calls of `name` (or `base.name`) on a line of the function `scope` is in."""
         got = self.source(scope)
-        return calls_on_line(got[1], line, base, name) if got is not None else []
+        return calls_on_line(got.node, line, base, name) if got is not None else []
 
     def walker(self, scope: Scope):
         """The walk that summarised the function `source` read again; None without one."""

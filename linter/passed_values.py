@@ -60,6 +60,13 @@ class Caller(NamedTuple):
     node: ast.Call | None  # the call itself, where its text was found
 
 
+class Traced(NamedTuple):
+    """What `held` and `passed_to` answer: the values, and the evidence of how they were followed."""
+
+    values: dict  # element -> whether it is exactly that class (see Values)
+    steps: list[Evidence]
+
+
 # A traced value: element -> whether it is exactly that class. Elements as the resolver's:
 # "pkg.Cls" an instance, ("cls", "pkg.Cls") the class object. None: unknown.
 Values = dict
@@ -87,7 +94,7 @@ class PassedValues:
         self._return_memo: dict[tuple, tuple[dict, list] | None] = {}
 
     # --- the question ----------------------------------------------------------------------------
-    def held(self, qual: str, attr: str) -> tuple[dict, list[Evidence]] | None:
+    def held(self, qual: str, attr: str) -> Traced | None:
         """What `self.<attr>` holds on an instance of `qual`, from every assignment of it in the
         classes of its MRO; None where one of them cannot be followed."""
         out: dict = {}
@@ -110,7 +117,7 @@ class PassedValues:
                     return None
                 _merge(out, got[0])
                 steps.extend(got[1])
-        return (out, steps) if found else None
+        return Traced(out, steps) if found else None
 
     def _calls_an_init(self, init: tuple) -> bool:
         """Whether the `__init__` an instance runs calls another (`super().__init__(...)`,
@@ -120,7 +127,7 @@ class PassedValues:
             return True
         got = self.text.source(Scope(self.index.classes[owner].module, owner, fn))
         return got is None or any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                                  and n.func.attr == "__init__" for n in ast.walk(got[1]))
+                                  and n.func.attr == "__init__" for n in ast.walk(got.node))
 
     # --- expressions -----------------------------------------------------------------------------
     def value(self, ref: tuple | None, scope: Scope, steps: int, visiting: frozenset):
@@ -359,7 +366,7 @@ class PassedValues:
                 if fn.kind == "property":
                     return False
                 got = self.text.source(Scope(self.index.classes[owner].module, owner, fn))
-                if got is None or not _returns_only_constants_or_hooks(got[1]):
+                if got is None or not _returns_only_constants_or_hooks(got.node):
                     return False
         return seen
 
@@ -424,10 +431,11 @@ class PassedValues:
         return out, ev
 
     # --- parameters, from their callers ----------------------------------------------------------
-    def passed_to(self, scope: Scope, param) -> tuple[dict, list[Evidence]] | None:
+    def passed_to(self, scope: Scope, param) -> Traced | None:
         """What every call the tree shows of the function `scope` is in passes as `param`
         (element -> exactly that class), with the evidence; None where a call cannot be read."""
-        return self._param(self.text.full_scope(scope) if scope.fn.name != "<module>" else scope, param, 0)
+        got = self._param(self.text.full_scope(scope) if scope.fn.name != "<module>" else scope, param, 0)
+        return None if got is None else Traced(*got)
 
     def _param(self, scope: Scope, param, steps: int):
         if param.kind in (VAR_POSITIONAL, VAR_KEYWORD):
@@ -613,7 +621,7 @@ class PassedValues:
         walker = self.text.walker(scope) if names else None
         if walker is None:
             return args, kwargs
-        return bind_arguments(self.text.source(scope)[1].body, [(node, args, kwargs)], names, params,
+        return bind_arguments(self.text.source(scope).node.body, [(node, args, kwargs)], names, params,
                               walker.bound, lambda name, values: (_RECEIVED, name, tuple(values)))[0]
 
     def _splats_cannot_carry(self, scope: Scope, name: str, positional: bool, call: ast.Call | None) -> bool:
@@ -624,7 +632,7 @@ class PassedValues:
         got = self.text.source(scope)
         if got is None:
             return False
-        node = got[1]
+        node = got.node
         splatted: set[str] = set()
         for n in ast.walk(node) if call is None else (call,):
             if isinstance(n, ast.Call):

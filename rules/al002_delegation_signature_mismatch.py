@@ -385,9 +385,10 @@ class Runner:
                 if not _built_by_name(index, qual, attr):
                     continue  # cheap test first: held() follows every store to its builders
                 got = passed.held(qual, attr)
-                if got is None or not got[0] or not all(isinstance(t, str) and exact for t, exact in got[0].items()):
+                if got is None or not got.values or not all(isinstance(t, str) and exact
+                                                            for t, exact in got.values.items()):
                     continue
-                held = sorted(t for t in got[0] if t in index.classes)
+                held = sorted(t for t in got.values if t in index.classes)
                 if len(held) < 2 or any(model.same_family(t, qual) for t in held):
                     continue
                 for site, call, member in uses:

@@ -54,7 +54,7 @@ def _built(model, built_values, w, impl: str, memo: dict, depth: int) -> bool:
         key = (w.qual, d.attr)
         if key not in memo:
             got = built_values.held(w.qual, d.attr)
-            memo[key] = frozenset(k for k in got[0] if isinstance(k, str) or k == OUTSIDE) if got else frozenset()
+            memo[key] = frozenset(k for k in got.values if isinstance(k, str) or k == OUTSIDE) if got else frozenset()
         built = memo[key]
         if impl in built or OUTSIDE in built:
             return True  # built with it, or handed whatever an API's caller passes
