@@ -22,6 +22,12 @@ _SOURCES = "function-text-source"  # the key of re-read functions in ModuleFacts
 _WALKS = "function-text-walk"  # and the walks that summarised them (their bindings' and constructions' nodes)
 
 
+class Constant(NamedTuple):
+    """What a function answers when its body is only `return <literal>`."""
+
+    value: object
+
+
 class Reread(NamedTuple):
     info: FunctionInfo  # summarised again, every local kept
     node: ast.FunctionDef | ast.AsyncFunctionDef
@@ -93,9 +99,9 @@ class FunctionText:
         got = self.source(scope)
         return got.node if got else None
 
-    def constant_return(self, scope: Scope) -> tuple | None:
-        """(value,) when the function's body (after a docstring) is only `return <literal>` (a bare
-        `return`: None); None otherwise. Read from its text, once per function."""
+    def constant_return(self, scope: Scope) -> Constant | None:
+        """Constant(value) when the function's body (after a docstring) is only `return <literal>`
+        (a bare `return`: None); None otherwise. Read from its text, once per function."""
         node = self.function_node(scope)
         if node is None:
             return None
@@ -107,10 +113,10 @@ class FunctionText:
             return None
         value = body[0].value
         if value is None:
-            return (None,)
+            return Constant(None)
         if not isinstance(value, ast.Constant) or value.value is Ellipsis:
             return None
-        return (value.value,)
+        return Constant(value.value)
 
     def call_node(self, scope: Scope, line: int, col: int) -> ast.Call | None:
         """The call at (line, col) in the function `scope` is in, parsed from that function's text

@@ -405,7 +405,7 @@ class Runner:
                         (rejecting if err else accepting).append((impl, owner, fn, err))
                     if rejecting and accepting:
                         recv = ("attr", ("name", site.fn.params[0].name), attr)
-                        res = Resolution(frozenset(held), tuple(got[1][:3]))
+                        res = Resolution(frozenset(held), tuple(got.steps[:3]))
                         finding = self._report(ctx, site, call, shape, member, "call", res, held, rejecting, accepting)
                         yield self.assessed(ctx, finding, [
                             Pairing(self.code, qual, impl, member, site, call.line, "call", recv)

@@ -26,6 +26,7 @@ from .base import (
 
 if TYPE_CHECKING:
     from ..linter.context import Context
+    from ..linter.function_text import Constant
 
 _BASE = '''
 class Backend:
@@ -370,7 +371,7 @@ delegates that may not implement a placeholder hook, only where the configuratio
             fn = oe.info.methods[member]
             if not placeholder and fn.noop:
                 got = _constant_answer(ctx, owner, member)
-                note = (f"`{oe.info.name}` overrides `{member}` to answer `{got[0]!r}`" if got is not None
+                note = (f"`{oe.info.name}` overrides `{member}` to answer `{got.value!r}`" if got is not None
                         else f"`{oe.info.name}` overrides `{member}`")
             elif not placeholder:
                 note = f"`{oe.info.name}` overrides `{member}` with a real body"
@@ -384,7 +385,7 @@ delegates that may not implement a placeholder hook, only where the configuratio
         answer = None
         if not placeholder and not own and all(index.classes[o].info.methods[member].noop for o in overriders):
             got = _constant_answer(ctx, base, member)
-            answer = got[0] if got is not None else None
+            answer = got.value if got is not None else None
         # An `async def` placeholder raises only once awaited; a call nobody awaits does nothing.
         raises = ("raises NotImplementedError once awaited (and does nothing where it is not awaited)"
                   if base_fn.is_async else "raises NotImplementedError")
@@ -418,8 +419,8 @@ def _answers_otherwise(ctx: Context, base: str, owner: str, member: str) -> bool
     return a is not None and b is not None and a != b and bool(a[0]) | bool(b[0])
 
 
-def _constant_answer(ctx: Context, owner: str, member: str) -> tuple | None:
-    """(value,) where `owner`'s own `member` is a method whose body (after a docstring) is only
+def _constant_answer(ctx: Context, owner: str, member: str) -> Constant | None:
+    """Constant(value) where `owner`'s own `member` is a method whose body (after a docstring) is only
     `return <literal>`; None otherwise. Read from the method's text, once per method and run."""
     memo = ctx.state(_constant_answer, dict)
     key = (owner, member)
@@ -428,7 +429,7 @@ def _constant_answer(ctx: Context, owner: str, member: str) -> tuple | None:
     return memo[key]
 
 
-def _read_constant_answer(ctx: Context, owner: str, member: str) -> tuple | None:
+def _read_constant_answer(ctx: Context, owner: str, member: str) -> Constant | None:
     entry = ctx.index.classes[owner]
     fn = entry.info.methods.get(member)
     if fn is None or not fn.noop or fn.kind == "property":

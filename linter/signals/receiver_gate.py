@@ -80,7 +80,7 @@ def _false_answer(ctx: Context, wrapper: str, member: str, called: bool) -> tupl
     if (fn.kind == "property") == called or not fn.noop or fn.return_values:
         return None
     got = ctx.tree.text.constant_return(Scope(entry.module, owner, fn))
-    if got is None or got[0]:
+    if got is None or got.value:
         return None
     return owner, entry.file.display, fn.line
 
