@@ -130,3 +130,18 @@ def test_the_same_findings_with_every_name_changed(tmp_path):
     rename_tree(src, renamed)
     shown, latent = _shown(renamed)
     assert shown == [] and len(latent) == 1
+
+
+def test_a_classmethod_spreading_keywords_may_pass_the_option(tmp_path):
+    """`cls(**options)` in the class's own classmethod may pass `helper` (its keywords are not
+    read): `unpassed-option` says nothing there, whatever else rules the pairing out."""
+    schedulers = _SCHEDULERS.replace(
+        "    def step(self, out, t, sample):\n        if self.helper:",
+        "    @classmethod\n    def make(cls, **options):\n        return cls(**options)\n\n"
+        "    def step(self, out, t, sample):\n        if self.helper:")
+    assert "def make(cls" in schedulers
+    root = write_tree(tmp_path, {"serving/__init__.py": "", "serving/schedulers.py": schedulers
+                                 + "\n\ndef build(opts):\n    return Solver.make(**opts)\n"})
+    found = [f for f in lint(root, astroid=False).findings if f.code == "AL002" and f.class_name.endswith(".Solver")]
+    assert found
+    assert all(r.signal != "unpassed-option" for f in found for r in f.confidence_reasons)
