@@ -163,11 +163,11 @@ class _Consumers:
         self._accessors: dict[str, tuple | None] = {}  # qualified function -> its return types
         self._calls: dict[str, list] = {}  # member -> [(path, line, accessor name, types, slot, module)]
         self._lineage: dict[tuple[str, str], str | None] = {}
-        self._pairs: dict[tuple[str, str], tuple | None] = {}
+        self._pairs: dict[tuple[str, str], _Consumer | None] = {}
         self._knows: dict[tuple, bool] = {}
         self._named: dict[str, set[str]] = {}  # module -> classes it defines or imports
         self._slot_readers: dict[tuple[str, str], set[str]] | None = None  # (slot, attr) -> modules
-        self._declared: list[tuple] | None = None  # Consumers.declarations
+        self._declared: list[tuple] | None = None  # declarations(), made on first use
 
     @staticmethod
     def of(ctx: Context) -> _Consumers:
