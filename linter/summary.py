@@ -30,7 +30,7 @@ from .platforms import add_platform_gates, test_platform
 from .reaching import bind_arguments, bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 33
+SUMMARY_VERSION = 34
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -142,8 +142,9 @@ class FunctionInfo:
     # (attr, line) of a bare declaration `self.<attr>: T` (no value): its self_attrs entry stores
     # nothing, it only bounds what the attribute's stores hold (families.FamilyModel._stored).
     declarations: tuple[tuple[str, int], ...] = ()
-    # (expression ref, line, class refs) of each `assert isinstance(<expr>, C)` (or `(C, D)`),
-    # also under `if TYPE_CHECKING:`: what the code declares the object to be there.
+    # (expression ref, line, class refs) of each `assert isinstance(<expr>, C)` (or `(C, D)`) in
+    # the body itself or its `if TYPE_CHECKING:` block, on an expression no other `isinstance` of
+    # the function tests: what the code declares the object to be wherever it runs.
     asserted: tuple[tuple[tuple, int, tuple[tuple, ...]], ...] = ()
 
     @property
@@ -1327,7 +1328,7 @@ def _params(args: ast.arguments) -> tuple[Param, ...]:
 def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: bool,
                         pending: list, imports: list[Import], module: ModuleWalk,
                         walked: list | None = None) -> FunctionInfo:
-    """`walked`, when given, receives the walker (passed_values.py reads its bindings' and
+    """`walked`, when given, receives the walker (function_text.py reads its bindings' and
     constructions' nodes)."""
     decorators = tuple([_decorator_name(d) for d in node.decorator_list]) if node.decorator_list else ()
     params = _params(node.args)
@@ -1367,8 +1368,32 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
         _probed_reads(walker) if walker.probes else (), (),
         is_checks_only_body(body), tuple(walker.falsy_stores),
         tuple(sorted(walker.other_stores)) if walker.other_stores else (), tuple(walker.declarations),
-        tuple(walker.asserted),
+        _unconditional_asserts(node, walker) if walker.asserted else (),
     )
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (type(test) is ast.Name and test.id == "TYPE_CHECKING") or (
+        type(test) is ast.Attribute and test.attr == "TYPE_CHECKING")
+
+
+def _unconditional_asserts(node: ast.AST, walker: _FunctionWalker) -> tuple:
+    """The `asserted` entries that say what the object is wherever the function runs: asserts in
+    the body itself or in an `if TYPE_CHECKING:` block there, on an expression no other
+    `isinstance` of the function tests (`if isinstance(b, Wrapper): ...` first handles another
+    kind of object). Asserts under any other test hold only on that path."""
+    top: set[int] = set()
+    for stmt in node.body:
+        if type(stmt) is ast.Assert:
+            top.add(stmt.lineno)
+        elif type(stmt) is ast.If and not stmt.orelse and _is_type_checking(stmt.test):
+            top.update(s.lineno for s in stmt.body if type(s) is ast.Assert)
+    tested = set()
+    for n in ast.walk(node):
+        if type(n) is ast.Call and type(n.func) is ast.Name and n.func.id == "isinstance" and n.args \
+                and n.lineno not in top:
+            tested.add(walker.ref(n.args[0]))
+    return tuple(a for a in walker.asserted if a[1] in top and a[0] not in tested)
 
 
 def _note_header_values(node: ast.AST, module: ModuleWalk) -> None:
@@ -1691,6 +1716,8 @@ def _prune(fn: FunctionInfo, module_names: set[str], keep_all_locals: bool = Fal
     for probe in fn.probes:
         _names_in(probe.receiver, wanted)
     for value in fn.return_values:
+        _names_in(value, wanted)
+    for value, _, _ in fn.asserted:
         _names_in(value, wanted)
     for assigns in fn.self_attrs.values():
         for value, _, _ in assigns:

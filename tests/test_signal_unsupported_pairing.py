@@ -471,3 +471,45 @@ def test_an_assertion_naming_a_wrapper_keeps_the_pairing(tmp_path):
     (f,) = [f for f in lint(root).findings if f.code == "AL001" and f.member == "prepare_sparse"]
     assert f.class_name == "pkg.split.Split" and f.targets == ("pkg.backends.HybridLinear",)
     assert f.confidence == "medium"
+
+
+def test_a_module_naming_holders_of_two_lineages_keeps_the_pairing(tmp_path):
+    # A registry naming every backend says only that one of them is installed, not which.
+    f = _consumer_finding(tmp_path, """
+from pkg.backends import OtherSparseBackend, SparseBackend, get_backend
+
+REGISTRY = {"sparse": SparseBackend, "other": OtherSparseBackend}
+
+def attend(batch):
+    return get_backend().sparse_topk(batch)
+""", _TWO_LINEAGES)
+    assert f.confidence == "medium"
+
+
+def test_an_assertion_only_on_some_path_keeps_the_pairing(tmp_path):
+    for body in ("    if isinstance(backend, HybridBackend):\n        return backend.inner.forward(batch)\n"
+                 "    assert isinstance(backend, SparseBackend)\n",
+                 "    if sparse_only:\n        assert isinstance(backend, SparseBackend)\n"):
+        f = _consumer_finding(tmp_path / str(len(body)), f"""
+from pkg.backends import SparseBackend, get_backend
+from pkg.hybrid import HybridBackend
+
+def attend(batch, sparse_only=False):
+    backend = get_backend()
+{body}    return backend.forward(batch)
+""")
+        assert f.confidence == "medium", body
+
+
+def test_an_assertion_on_a_local_handed_only_to_a_function(tmp_path):
+    f = _consumer_finding(tmp_path, """
+from typing import TYPE_CHECKING
+from pkg.backends import SparseBackend, get_backend
+
+def attend(batch):
+    backend = get_backend()
+    if TYPE_CHECKING:
+        assert isinstance(backend, SparseBackend)
+    return run(backend, batch)
+""")
+    assert f.confidence == "low"  # the local the assertion reads is kept in the summary

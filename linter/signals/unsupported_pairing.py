@@ -22,14 +22,15 @@ global) or what a slot holds (`ctx.backend.impl_only(...)`: an attribute that a 
 family types as a base with subclasses). A wrapper lacking the member, holding an implementation of that
 lineage, would crash there: the pairing is one the code cannot run, whatever site probes it.
 A member of the implementation's own lineage that another lineage has too (two backends of one
-model for two kinds of hardware) says the same where the calling module names a class of the
-implementation's lineage having it (defines or imports it): that code was written with it in
-view, so the pairing does not turn supported because an unrelated class gained a member of that
-name. A module naming no such class keeps the pairing: it only says one of the holders is
-installed, not which.
-Code that asserts the installed object is an implementation of that lineage (`b = get_backend()`,
-`assert isinstance(b, Impl)`, under `if TYPE_CHECKING:` too: what the authors declare it to be
-there) says so as plainly, for every wrapper that is not such an instance. An assertion naming a
+model for two kinds of hardware) says the same where the classes having it that the calling
+module names (defines or imports) are of one lineage, the implementation's: that code was written
+with it in view, so the pairing does not turn supported because an unrelated class gained a
+member of that name. A module naming no holder, or holders of two lineages (a registry of every
+backend), keeps the pairing: it only says one of the holders is installed, not which.
+Code that asserts the installed object is an implementation of that lineage wherever it runs
+(`b = get_backend()`, `assert isinstance(b, Impl)` in the function's body or its `if
+TYPE_CHECKING:` block, on an object no other `isinstance` there tests: what the authors declare it
+to be) says so as plainly, for every wrapper that is not such an instance. An assertion naming a
 wrapper class does not: a wrapper is a composition point many configurations share, and one
 model's code asserting it says which wrapper that model installs, not that no other wrapper holds
 that one's subclasses.
@@ -224,8 +225,8 @@ class _Consumers:
         for path, line, accessor, types, classes, slot in self.declarations():
             if not any(t in mro_w and t in mro_i for t in types) or any(c in mro_w for c in classes):
                 continue
-            mine = [c for c in classes if c in mro_i and c not in self.ctx.model.wrappers]
-            if not mine or self.knows(wrapper, impl, mine[0]) \
+            mine = sorted(c for c in classes if c in mro_i and c not in self.ctx.model.wrappers)
+            if not mine or any(self.knows(wrapper, impl, c) for c in mine) \
                     or (slot is not None and self.delegates_may_fill(wrapper, slot)):
                 continue
             return _Consumer(path, line, f"declare `{accessor}` a `{short(mine[0])}` (`assert isinstance(...)`)",
@@ -234,7 +235,8 @@ class _Consumers:
 
     def declarations(self) -> list[tuple]:
         """(path, line, accessor name, its static types, the classes asserted, slot) of every
-        `assert isinstance(<installed object>, C)` in the tree."""
+        `assert isinstance(<installed object>, C)` that a function of the tree makes wherever it
+        runs (summary.FunctionInfo.asserted), in the order of the modules and their functions."""
         if self._declared is not None:
             return self._declared
         out = []
@@ -368,15 +370,24 @@ class _Consumers:
         return out
 
     def named_lineage(self, module: str, impl: str, static: str, member: str) -> str | None:
-        """The class of `impl`'s own lineage (in its MRO, below `static`) that has `member` and
-        that the calling module names (defines or imports), the one nearest `static`: code written
-        with that class in view, calling a member the family's base does not declare, expects it
-        installed itself, whatever other lineages have a member of that name. None without one."""
+        """The lineage of the classes having `member` that the calling module names (defines or
+        imports), where they form one (a base they share below `static`, as `lineage` asks of
+        every holder in the tree) and `impl` is of it: code written with that lineage in view,
+        calling a member the family's base does not declare, expects it installed itself, whatever
+        other lineages elsewhere have a member of that name. None where the module names no holder,
+        or holders of two lineages (a registry naming every backend says only that one of them is
+        installed)."""
         index = self.index
         named = self._named_classes(frozenset({module}))
-        found = [c for c in index.mro(impl) if c in named and c != static and static in index.mro(c)
-                 and index.lookup(c, member) is not None]
-        return found[-1] if found else None
+        holders = sorted(c for c in named if c != static and c in index.classes and static in index.mro(c)
+                         and index.lookup(c, member) is not None)
+        if not holders:
+            return None
+        shared = set(index.mro(holders[0])) - set(index.mro(static))
+        for h in holders[1:]:
+            shared &= set(index.mro(h))
+        mine = [c for c in shared if c in index.mro(impl)]
+        return min(mine, key=lambda c: (len(index.descendants(c)), c)) if mine else None
 
     def lineage(self, static: str, member: str) -> str | None:
         """A class below which every implementation of `static` having `member` lies (a base they
