@@ -13,8 +13,8 @@ tree; then, release over release, by finding identity (linter/identity.py):
   changed, or nothing about its own pairings changed (a flip the issue asks to remove);
 * and whether the flip follows from its own evidence, tried rather than read: the later release
   is analysed again with the finding's own files put back as the earlier release has them (the
-  files of its class, its targets and latent implementations, its site, and every file its
-  evidence and its signals' reasons cite, in either release). If that restores the earlier tier,
+  files of its class, its targets and latent implementations, and every file its evidence (its
+  sites among them) and its signals' reasons cite, in either release). If that restores the earlier tier,
   the flip came from its own pairing's evidence; if not, from a change elsewhere in the tree.
 
     python bench/replay.py [--package sglang] [--tree-suffix sglang/srt] [--versions 0.5.15 0.5.16 ...]
@@ -112,31 +112,54 @@ def _package_of(tree: Path) -> str:
     while p.parent != p and not (p / ".complete").exists():
         parts.append(p.name)
         p = p.parent
+    if p.parent == p:
+        return ""  # not inside a release folder: module names are not read
     return ".".join(reversed(parts)) + "." if parts else ""
 
 
-def restores(identity: str, before: dict, after: dict, tree_before: Path, tree_after: Path) -> bool:
+def _tier(entries: list[dict] | None) -> str | None:
+    """An identity's tier in one release: default where any of its entries is reported."""
+    if not entries:
+        return None
+    return "default" if any(e["tier"] == "default" for e in entries) else "latent"
+
+
+def _release_folder(tree: Path) -> Path:
+    """The folder holding the release (its `.complete` marker) that `tree` lies in."""
+    p = tree.resolve()
+    while not (p / ".complete").exists():
+        if p.parent == p:
+            raise ValueError(f"{tree} is not inside a release folder (no .complete above it)")
+        p = p.parent
+    return p
+
+
+def restores(identity: str, before: list[dict], after: list[dict], tree_before: Path, tree_after: Path) -> bool:
     """Whether analysing the later tree with the finding's own files as the earlier tree has them
-    gives the earlier tier back: the flip followed from its own evidence."""
-    files = set(before["files"]) | set(after["files"])
+    gives the earlier tier back: the flip followed from its own evidence. The later release is
+    copied (links as the files they point to), and only files inside the copy are written."""
+    files = {rel for e in (*before, *after) for rel in e["files"]}
+    release = _release_folder(tree_after)
     with tempfile.TemporaryDirectory(prefix="attn-lint-replay-") as tmp:
-        root = Path(tmp)
-        # The release folder, so that the package path above the tree is the same.
-        top = tree_after
-        while not (top.parent / ".complete").exists():
-            top = top.parent
-        shutil.copytree(top, root / top.name, symlinks=True)
-        hybrid = root / tree_after.resolve().relative_to(top.parent.resolve())
+        root = Path(tmp).resolve() / release.name
+        root.mkdir()
+        (root / ".complete").write_text("")  # so that the package path above the tree is the same
+        for child in release.iterdir():
+            if child.name != ".complete":
+                (shutil.copytree(child, root / child.name, symlinks=False) if child.is_dir()
+                 else shutil.copyfile(child, root / child.name))
+        hybrid = root / tree_after.resolve().relative_to(release)
         for rel in files:
-            old, new = tree_before / rel, hybrid / rel
+            old, new = tree_before / rel, (hybrid / rel).resolve()
+            if not new.is_relative_to(root):
+                raise ValueError(f"{rel} leaves the copy of the release")
             if old.is_file():
                 new.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(old, new)
             elif new.is_file():
                 new.unlink()
         got = report(hybrid).get(identity)
-    tier = "default" if got and any(e["tier"] == "default" for e in got) else "latent" if got else None
-    return tier == before["tier"]
+    return _tier(got) == _tier(before)
 
 
 def _defines(tree: Path, cls_short: str, member: str) -> bool | None:
@@ -210,12 +233,12 @@ def main() -> None:
         for k in set(a) & set(b):
             ta = {e["tier"] for e in a[k]}
             tb = {e["tier"] for e in b[k]}
-            if ("default" in ta) != ("default" in tb):
+            if _tier(a[k]) != _tier(b[k]):
                 x, y = a[k][0], b[k][0]
                 cause = ("its targets changed" if x["targets"] != y["targets"] else
                          "the signals' word on its pairings changed" if x["reasons"] != y["reasons"] else
                          "nothing about its own pairings changed")
-                own = restores(k, x, y, trees[prev], trees[cur])
+                own = restores(k, a[k], b[k], trees[prev], trees[cur])
                 flips.append({"from": prev, "to": cur, "identity": k, "cause": cause,
                               "own_evidence": own,
                               "finding": {key: y[key] for key in ("code", "class", "member", "path")},

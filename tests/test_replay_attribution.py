@@ -81,7 +81,7 @@ def _flip(before: Path, after: Path) -> bool:
     (k,) = [k for k, es in a.items() if es[0]["member"] == "prepare_sparse"]
     assert a[k][0]["tier"] == "latent" and b[k][0]["tier"] == "default"  # a flip
     assert "sparse_model.py" in a[k][0]["files"] and "other.py" not in a[k][0]["files"] + b[k][0]["files"]
-    return replay.restores(k, a[k][0], b[k][0], before, after)
+    return replay.restores(k, a[k], b[k], before, after)
 
 
 def test_a_flip_from_a_change_elsewhere_is_told(tmp_path):
@@ -95,3 +95,27 @@ def test_a_flip_from_its_own_evidence_is_told(tmp_path):
     after = _release(tmp_path, "r2", {"pkg/sparse_model.py": _CONSUMER.replace(
         "return get_backend().sparse_topk(batch)", "return batch")})
     assert _flip(before, after) is True
+
+
+def test_the_copy_is_the_only_thing_written(tmp_path):
+    # The later release links a folder out of its tree; the earlier one has real files there. The
+    # copy takes the linked files as its own, so putting the earlier ones back writes only the copy.
+    outside = tmp_path / "outside"
+    write_tree(outside, {"x.py": "X = 1\n", "y.py": "Y = 1\n"})
+    before = _release(tmp_path, "r1", {"pkg/sub/x.py": "X = 2\n"})
+    after = _release(tmp_path, "r2", {})
+    (after / "sub").symlink_to(outside, target_is_directory=True)
+    entry = [{"tier": "latent", "files": ["sub/x.py", "sub/y.py"]}]
+    assert replay.restores("no-such-identity", entry, entry, before, after) is False
+    assert (outside / "x.py").read_text() == "X = 1\n" and (outside / "y.py").read_text() == "Y = 1\n"
+
+
+def test_a_tree_outside_a_release_folder_is_refused(tmp_path):
+    tree = write_tree(tmp_path / "loose", {"pkg/__init__.py": ""}) / "pkg"
+    entry = [{"tier": "latent", "files": []}]
+    try:
+        replay.restores("x", entry, entry, tree, tree)
+    except ValueError as e:
+        assert "not inside a release folder" in str(e)
+    else:
+        raise AssertionError("restores ran on a tree outside a release folder")
