@@ -22,6 +22,7 @@ by hand.
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,8 +31,6 @@ try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10: the tomli the project depends on there
     import tomli as tomllib
-
-import tomllib
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SPEC = "VARIANT.toml"
@@ -62,12 +61,22 @@ class Variant:
         path = root / SPEC
         if not path.is_file():
             return None
-        data = tomllib.loads(path.read_text())
+        try:
+            data = tomllib.loads(path.read_text())
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            raise VariantError(f"{path}: {e}") from None
         unknown = set(data) - {"base", "drop", "own", "edit"}
-        if unknown or "base" not in data:
-            raise VariantError(f"{path}: needs `base`; unknown keys {sorted(unknown)}")
-        edits = tuple(Edit(e["file"], e["old"], e["new"]) for e in data.get("edit", ()))
-        return cls(root.name, data["base"], tuple(data.get("drop", ())), tuple(data.get("own", ())), edits)
+        if unknown or not isinstance(data.get("base"), str):
+            raise VariantError(f"{path}: needs `base` (a fixture's name); unknown keys {sorted(unknown)}")
+        for key in ("drop", "own"):
+            if not (isinstance(data.get(key, []), list) and all(isinstance(x, str) for x in data.get(key, []))):
+                raise VariantError(f"{path}: `{key}` must be a list of paths")
+        edits = data.get("edit", [])
+        if not (isinstance(edits, list) and all(isinstance(e, dict) and set(e) == {"file", "old", "new"}
+                                                and all(isinstance(v, str) for v in e.values()) for e in edits)):
+            raise VariantError(f"{path}: each [[edit]] needs `file`, `old` and `new`, all strings, and nothing else")
+        return cls(root.name, data["base"], tuple(data.get("drop", ())), tuple(data.get("own", ())),
+                   tuple(Edit(e["file"], e["old"], e["new"]) for e in edits))
 
 
 def tree_files(root: Path) -> dict[str, bytes]:
@@ -90,7 +99,10 @@ def build(variant: Variant, fixtures: Path = FIXTURES) -> dict[str, bytes]:
     for e in variant.edits:
         if e.file not in out:
             raise VariantError(f"{variant.name}: edits {e.file}, which {variant.base} does not have")
-        text = out[e.file].decode()
+        try:
+            text = out[e.file].decode()
+        except UnicodeDecodeError:
+            raise VariantError(f"{variant.name}: edits {e.file}, which is not UTF-8 text") from None
         if text.count(e.old) != 1:
             raise VariantError(f"{variant.name}: the text an edit of {e.file} replaces occurs "
                                f"{text.count(e.old)} times in {variant.base}, not once")
@@ -117,20 +129,35 @@ def differences(variant: Variant, fixtures: Path = FIXTURES) -> list[str]:
 
 
 def write(variant: Variant, fixtures: Path = FIXTURES) -> list[str]:
-    """Make the committed fixture what its VARIANT.toml builds; the files written."""
+    """Make the committed fixture what its VARIANT.toml builds; the files written. A file is
+    overwritten only where git holds it as it is, and never removed."""
     root = fixtures / variant.name
     want, have = build(variant, fixtures), tree_files(root)
     extra = sorted(have.keys() - want.keys())
     if extra:  # never removed here: a file just written by hand would be lost
         raise VariantError(f"{variant.name}: {', '.join(extra)} not in what it builds: list it under "
                            f"`own` in its {SPEC}, or delete it")
-    changed = []
-    for rel, data in sorted(want.items()):
-        if have.get(rel) != data:
-            (root / rel).parent.mkdir(parents=True, exist_ok=True)
-            (root / rel).write_bytes(data)
-            changed.append(f"wrote {variant.name}/{rel}")
-    return changed
+    stale = sorted(rel for rel, data in want.items() if have.get(rel) != data)
+    unkept = [rel for rel in stale if rel in have and not _held_by_git(root / rel)]
+    if unkept:  # a hand edit there would be lost: only text git holds is overwritten
+        raise VariantError(f"{variant.name}: {', '.join(unkept)} has changes git does not hold; commit them, "
+                           f"or move them into {SPEC} or the base, then run again")
+    for rel in stale:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(want[rel])
+    return [f"wrote {variant.name}/{rel}" for rel in stale]
+
+
+def _held_by_git(path: Path) -> bool:
+    """Whether git holds the file as it is (tracked, no uncommitted change): overwriting it loses nothing."""
+    try:
+        proc = subprocess.run(["git", "status", "--porcelain", "--", path.name], cwd=path.parent,
+                              capture_output=True, text=True, timeout=30)
+        tracked = subprocess.run(["git", "ls-files", "--error-unmatch", "--", path.name], cwd=path.parent,
+                                 capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return proc.returncode == 0 and not proc.stdout.strip() and tracked.returncode == 0
 
 
 def main() -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 
 import pytest
 from fixture_builder import FIXTURES, SPEC, Variant, VariantError, build, differences, variants, write
@@ -32,6 +33,10 @@ def test_each_variant_differs_from_its_base_only_where_it_says():
 def pair(tmp_path):
     for name in ("fixed", "al002_delegation_typeerror"):
         shutil.copytree(FIXTURES / name, tmp_path / name)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "fixtures"], cwd=tmp_path, check=True)
     return tmp_path, Variant.read(tmp_path / "al002_delegation_typeerror")
 
 
@@ -45,11 +50,28 @@ def test_a_shared_edit_in_the_base_reaches_the_variant(pair):
     assert (root / v.name / "serving/model_executor/model_runner.py").read_text().endswith("variant shares\n")
 
 
-def test_a_hand_edit_of_a_built_file_is_caught(pair):
+def test_a_hand_edit_of_a_built_file_is_caught_and_kept(pair):
     root, v = pair
     f = root / v.name / "serving" / "backends" / "flashinfer_mla_backend.py"
     f.write_text(f.read_text().replace("def ", "def  ", 1))
     assert differences(v, root) == ["al002_delegation_typeerror/serving/backends/flashinfer_mla_backend.py: differs"]
+    edited = f.read_text()
+    with pytest.raises(VariantError, match="changes git does not hold"):
+        write(v, root)
+    assert f.read_text() == edited
+
+
+@pytest.mark.parametrize("spec, why", [
+    ('base = "fixed"\ndrop = "serving/x.py"\n', "must be a list"),
+    ('base = "fixed"\n[[edit]]\nfile = "a.py"\nold = "x"\n', "needs `file`, `old` and `new`"),
+    ('drop = []\n', "needs `base`"),
+    ('base = "fixed"\nown = [1]\n', "must be a list"),
+])
+def test_a_malformed_variant_is_refused_with_a_message(tmp_path, spec, why):
+    (tmp_path / "v").mkdir()
+    (tmp_path / "v" / SPEC).write_text(spec)
+    with pytest.raises(VariantError, match=why):
+        Variant.read(tmp_path / "v")
 
 
 def test_an_edit_must_match_once(pair):
