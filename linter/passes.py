@@ -43,7 +43,7 @@ class Pass:
     makes: str  # the TreeModel field it fills
     reads: tuple[str, ...]  # the fields it is handed, in the order its maker takes them
     make: Callable[..., object]
-    what: str  # one line for CONTRIBUTING.md and `--statistics`
+    what: str  # what the layer is, in a line (the list reads as the engine's table of contents)
 
 
 def tree_facts(index: TreeIndex) -> dict[str, ModuleFacts]:

@@ -1,5 +1,5 @@
 """A module's source lines, read once per run, for the few passes that read a call's or a
-function's own text where the summary keeps too little (param_callers.py, passed_values.py).
+function's own text where the summary keeps too little (function_text.py, registries.py).
 
 Read as bytes through discover.open_source (regular files only, never blocking); a file that can
 no longer be read, or that grew past what the per-file pass accepts since it was summarised, gives
