@@ -290,7 +290,7 @@ CLASS_FIELDS: tuple[tuple[str, str, str | None, str, str], ...] = (
     ("end_line", "v", "int", "v", "v"),
     ("bases", "v", None, "_tuple_of(v, _ref)", "v"),
     ("decorators", "v", None, "_strs(v)", "v"),
-    ("methods", "tuple([_enc_function(f) for f in v.values()])", None, "_functions(v)",
+    ("methods", "tuple([_enc_function(f) for f in v.values()])", None, "_named(v, _dec_function)",
      "{m[0]: _own_function(m) for m in v}"),
     ("attrs", "tuple([(k, a.line, a.annotation, a.value) for k, a in v.items()])", None, "_class_attrs(v)",
      "{a[0]: ClassAttr(a[1], a[2], a[3]) for a in v}"),
@@ -299,9 +299,9 @@ CLASS_FIELDS: tuple[tuple[str, str, str | None, str, str], ...] = (
 SUMMARY_FIELDS: tuple[tuple[str, str, str | None, str, str], ...] = (
     ("lines", "v", "int", "v", "v"),
     ("imports", "tuple(map(tuple, v))", "tuple", "tuple(map(_import, v))", "tuple([_new(Import, i) for i in v])"),
-    ("classes", "tuple([_enc_class(c) for c in v.values()])", None, "_classes(v)",
+    ("classes", "tuple([_enc_class(c) for c in v.values()])", None, "_named(v, _dec_class)",
      "{c[0]: _own_class(c) for c in v}"),
-    ("functions", "tuple([_enc_function(f) for f in v.values()])", None, "_functions(v)",
+    ("functions", "tuple([_enc_function(f) for f in v.values()])", None, "_named(v, _dec_function)",
      "{f[0]: _own_function(f) for f in v}"),
     ("toplevel", "_enc_function(v)", None, "_dec_function(v)", "_own_function(v)"),
     ("dunder_all", "v", None, "v if v is None else _strs(v)", "v"),
@@ -345,21 +345,13 @@ for _short, _record in (("function", FunctionInfo), ("class", ClassInfo), ("summ
 #   record; _own_<record>: this process's workers' tuple -> the record.
 
 
-def _functions(v) -> dict[str, FunctionInfo]:
+def _named(v, decode) -> dict:
+    """Encoded records (functions, classes) as a dict by their names, each checked by `decode`."""
     _need(type(v) is tuple)
     out = {}
     for t in v:
-        f = _dec_function(t)  # noqa: F821 (generated above)
-        out[f.name] = f
-    return out
-
-
-def _classes(v) -> dict[str, ClassInfo]:
-    _need(type(v) is tuple)
-    out = {}
-    for t in v:
-        c = _dec_class(t)  # noqa: F821 (generated above)
-        out[c.name] = c
+        r = decode(t)
+        out[r.name] = r
     return out
 
 
