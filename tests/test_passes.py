@@ -4,12 +4,11 @@ model still being built."""
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import inspect
-from pathlib import Path
 
 from conftest import FIXTURES
+from test_import_cycles import imports_of, modules_of_project
 
 from attn_lint.linter import passes
 from attn_lint.linter.engine import analyse
@@ -34,26 +33,13 @@ def test_check_order_says_no():
     assert any("made twice" in s for s in check_order((*PASSES, Pass("calls", ("index",), lambda index: 0, ""))))
 
 
-def _imports(path: Path, package: str) -> set[str]:
-    """Every module of the project `path` imports, at any depth (a function-level import too)."""
-    out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom):
-            base = package.rsplit(".", node.level - 1)[0] if node.level else ""
-            mod = f"{base}.{node.module}" if base and node.module else (node.module or base)
-            out.add(mod)
-            out.update(f"{mod}.{a.name}" for a in node.names)
-        elif isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-    return out
-
-
 def test_no_layer_reaches_a_later_one():
+    project = modules_of_project()
     modules = [inspect.getmodule(p.make) for p in PASSES]
     for i, (p, mod) in enumerate(zip(PASSES, modules, strict=True)):
         if mod is passes:
             continue  # a maker written in passes.py itself (tree_facts, lower_bound_values)
-        seen = _imports(Path(mod.__file__), mod.__name__.rpartition(".")[0])
+        seen = imports_of(mod.__name__, project[mod.__name__], project)
         later = {m.__name__ for m in modules[i + 1:] if m is not mod and m is not passes}
         assert not seen & later, f"{p.makes} ({mod.__name__}) imports a later layer: {sorted(seen & later)}"
 
