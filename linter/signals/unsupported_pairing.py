@@ -381,12 +381,7 @@ class _Consumers:
         named = self._named_classes(frozenset({module}))
         holders = sorted(c for c in named if c != static and c in index.classes and static in index.mro(c)
                          and index.lookup(c, member) is not None)
-        if not holders:
-            return None
-        shared = set(index.mro(holders[0])) - set(index.mro(static))
-        for h in holders[1:]:
-            shared &= set(index.mro(h))
-        mine = [c for c in shared if c in index.mro(impl)]
+        mine = [c for c in self._shared_bases(holders, static) if c in index.mro(impl)]
         return min(mine, key=lambda c: (len(index.descendants(c)), c)) if mine else None
 
     def lineage(self, static: str, member: str) -> str | None:
@@ -399,13 +394,17 @@ class _Consumers:
         index, wrappers = self.index, self.ctx.model.wrappers
         holders = [d for d in index.descendants(static)
                    if d not in wrappers and index.lookup(d, member) is not None]
-        found = None
-        if holders:
-            above = set(index.mro(static))
-            shared = set(index.mro(holders[0])) - above
-            for h in holders[1:]:
-                shared &= set(index.mro(h))
-            if shared:
-                found = min(shared, key=lambda c: (len(index.descendants(c)), c))
+        shared = self._shared_bases(holders, static)
+        found = min(shared, key=lambda c: (len(index.descendants(c)), c)) if shared else None
         self._lineage[key] = found
         return found
+
+    def _shared_bases(self, holders: list[str], static: str) -> set[str]:
+        """The bases every one of `holders` takes that `static` (and what is above it) is not."""
+        if not holders:
+            return set()
+        index = self.index
+        shared = set(index.mro(holders[0])) - set(index.mro(static))
+        for h in holders[1:]:
+            shared &= set(index.mro(h))
+        return shared
