@@ -105,16 +105,13 @@ def _own_files(f: dict, tree: Path) -> set[str]:
 
 
 def _package_of(tree: Path) -> str:
-    """The dotted name of the tree's folder (`.../sglang/srt` -> "sglang.srt."), from the
-    `__init__.py`-or-namespace folders above it up to the release folder."""
-    parts = []
-    p = tree.resolve()
-    while p.parent != p and not (p / ".complete").exists():
-        parts.append(p.name)
-        p = p.parent
-    if p.parent == p:
-        return ""  # not inside a release folder: module names are not read
-    return ".".join(reversed(parts)) + "." if parts else ""
+    """The dotted name of the tree's folder below its release folder (`.../sglang/srt` ->
+    "sglang.srt."); "" outside a release folder, where module names are not read."""
+    try:
+        parts = tree.resolve().relative_to(_release_folder(tree)).parts
+    except ValueError:
+        return ""
+    return ".".join(parts) + "." if parts else ""
 
 
 def _tier(entries: list[dict] | None) -> str | None:
