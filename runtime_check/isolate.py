@@ -538,7 +538,19 @@ def _fingerprint() -> dict[str, tuple]:
                 value.items() if isinstance(value, dict) else ()
             for k, v in list(inner):
                 out[f"{name}.{key}[{k!r}]"] = _identity(v)  # a new entry (a cache filling) is fine
+                if isinstance(value, dict) and _ours(v, root):
+                    # An object of ours a table holds (a rule in RULES_BY_CODE): the behaviour the
+                    # run asks it for lives in its attributes, and one added there is a change too.
+                    out[f"{name}.{key}[{k!r}].__dict__"] = tuple(sorted(
+                        (a, _identity(x)) for a, x in vars(v).items()))
     return out
+
+
+def _ours(value: Any, root: str) -> bool:
+    """An instance (not a class, function or module) of a class attn-lint defines, with attributes."""
+    kind = type(value)
+    return hasattr(value, "__dict__") and not isinstance(value, type) and not hasattr(value, "__code__") \
+        and (kind.__module__ == root or kind.__module__.startswith(root + "."))
 
 
 def _identity(value: Any) -> tuple:

@@ -154,3 +154,17 @@ for _name, _mod in list(sys.modules.items()):
     assert "changed attn-lint's own code or data" in bad["detail"], bad
     assert "verify_al001" in bad["detail"] and "Verification" in bad["detail"], bad
     assert bad["facts"]["isolation"] == "tampered"
+
+
+def test_rewriting_a_rule_object_cannot_forge_its_verdict(tmp_path):
+    """The run asks the rule object for its verification pairings: an attribute set on it by the
+    user's code is a change to attn-lint's own data, not a verdict."""
+    hostile = '''import sys
+_rules = sys.modules.get("attn_lint.rules")
+if _rules is not None:
+    _rules.RULES_BY_CODE["AL001"].verification_pairings = lambda *a: "not run: forged by the module"
+'''
+    bad, _ = verify_cli(tmp_path, hostile)
+    assert bad["verdict"] == "unverifiable", bad
+    assert "changed attn-lint's own code or data" in bad["detail"] and "RULES_BY_CODE" in bad["detail"], bad
+    assert bad["facts"]["isolation"] == "tampered"
