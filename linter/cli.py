@@ -99,7 +99,6 @@ class RunOptions:
     verbose: bool = False  # the supporting evidence too (text and github formats)
     fix: bool = False
     diff: bool = False
-    debug: bool = False
     # --- runtime verification ---
     verify: bool = False  # --verify: replay findings on the real classes (CPU)
     verify_gpu: bool = False  # --verify-on-gpu: and the FlashInfer smoke test
@@ -147,7 +146,7 @@ class CheckRequest:
         """What the run asks beyond the engine's Settings (Resolved holds those)."""
         return RunOptions(report_unused=self.report_unused, baseline=self.baseline,
                           write_baseline=self.write_baseline, statistics=self.statistics, verbose=self.verbose,
-                          fix=self.fix, diff=self.diff, debug=self.debug,
+                          fix=self.fix, diff=self.diff,
                           ignore_file_errors=self.ignore_file_errors, new_since=self.new_since,
                           show_fixed=self.show_fixed, verify=self.verify or self.verify_gpu,
                           verify_gpu=self.verify_gpu, verify_time_limit=self.verify_time_limit,

@@ -8,6 +8,7 @@ from test_wrapper_hierarchy import BACKENDS
 
 # Backend (with the no-op `on_warmup`), FlashBackend implementing `plan_chunks` and `on_warmup`,
 # and HybridBackend holding one: the wrapper of tests/test_wrapper_hierarchy.py, built by `build()`.
+assert "\n\nclass OtherBackend" in BACKENDS  # what the split below cuts off
 _BACKENDS = BACKENDS.split("\n\nclass OtherBackend")[0] + '''
 
 

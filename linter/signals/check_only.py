@@ -37,7 +37,7 @@ class CheckOnly(Signal):
         if found is None or not found.fn.checks_only:
             return None
         held = ctx.index.method(p.wrapper, p.member) if p.wrapper in ctx.index.classes else None
-        if held is not None and held[1].unimplemented:
+        if held is not None and held.fn.unimplemented:
             return None  # the wrapper raises NotImplementedError for every configuration the check accepts
         owner, fn = found
         entry = ctx.index.classes[owner]
