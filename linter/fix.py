@@ -41,7 +41,8 @@ from ..rules import RULES_BY_CODE
 from .cache import content_hash
 from .discover import decode_source, open_source, path_within
 from .findings import Finding
-from .forwarder import Unfixable, is_type_checking
+from .forwarder import Unfixable
+from .summary import is_type_checking
 from .userfiles import Refused, inside_target, replace_file
 
 

@@ -240,11 +240,6 @@ def _common_annotation(column, index, wrapper_module: str) -> str | None:
     return text
 
 
-def is_type_checking(test) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
-        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
 def _root(node) -> str | None:
     while isinstance(node, ast.Attribute):
         node = node.value

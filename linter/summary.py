@@ -1372,7 +1372,8 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: 
     )
 
 
-def _is_type_checking(test: ast.expr) -> bool:
+def is_type_checking(test: ast.expr) -> bool:
+    """`TYPE_CHECKING` or `typing.TYPE_CHECKING`: a block only type checkers run."""
     return (type(test) is ast.Name and test.id == "TYPE_CHECKING") or (
         type(test) is ast.Attribute and test.attr == "TYPE_CHECKING")
 
@@ -1386,7 +1387,7 @@ def _unconditional_asserts(node: ast.AST, walker: _FunctionWalker) -> tuple:
     for stmt in node.body:
         if type(stmt) is ast.Assert:
             top.add(stmt.lineno)
-        elif type(stmt) is ast.If and not stmt.orelse and _is_type_checking(stmt.test):
+        elif type(stmt) is ast.If and not stmt.orelse and is_type_checking(stmt.test):
             top.update(s.lineno for s in stmt.body if type(s) is ast.Assert)
     tested = set()
     for n in ast.walk(node):

@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from attn_lint.linter import codec
-from attn_lint.linter.summary import FunctionInfo, summarise_source
+from attn_lint.linter.summary import CallSite, FunctionInfo, Param, Probe, summarise_source
 
 
 @pytest.mark.parametrize("record", list(codec.RECORD_FIELDS), ids=lambda r: r.__name__)
@@ -41,10 +41,15 @@ def test_a_function_round_trips_through_both_decoders():
     summary = summarise_source(src, "m.py")
     functions = [f for c in summary.classes.values() for f in c.methods.values()]
     assert len(functions) == 2
+    assert any(f.params for f in functions) and any(f.calls for f in functions) and any(f.probes for f in functions)
     for f in functions:
         plain = codec._enc_function(f)
-        assert codec._dec_function(plain) == f
-        assert codec._own_function(plain) == f
+        for decoded in (codec._dec_function(plain), codec._own_function(plain)):
+            assert decoded == f
+            # Equal is not enough: a plain tuple equals a NamedTuple. Each record is rebuilt as itself.
+            assert all(type(p) is Param for p in decoded.params)
+            assert all(type(c) is CallSite for c in decoded.calls)
+            assert all(type(p) is Probe for p in decoded.probes)
 
 
 def test_a_malformed_field_is_refused():

@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from attn_lint.linter.summary import is_type_checking
+
 ROOT = Path(__file__).resolve().parent.parent
 # The import names of the project's folders, as pyproject.toml's package-dir maps them.
 PACKAGES = {"attn_lint": "attn_lint", "attn_lint.linter": "linter", "attn_lint.linter.report": "linter/report",
@@ -24,9 +26,13 @@ def modules_of_project() -> dict[str, Path]:
 def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     """The project modules `name` imports anywhere, `if TYPE_CHECKING:` blocks left out."""
     tree = ast.parse(path.read_text())
-    hidden = {id(n) for block in ast.walk(tree)
-              if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
-              for n in ast.walk(block)}
+    hidden = set()  # what only type checkers run: `if TYPE_CHECKING:`'s body, `if not TYPE_CHECKING:`'s else
+    for block in ast.walk(tree):
+        if isinstance(block, ast.If):
+            test = block.test
+            negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+            if is_type_checking(test.operand if negated else test):
+                hidden.update(id(n) for stmt in (block.orelse if negated else block.body) for n in ast.walk(stmt))
     package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
     out: set[str] = set()
     for node in ast.walk(tree):
@@ -88,3 +94,12 @@ def test_the_check_finds_a_cycle(tmp_path):
     modules = {"p": tmp_path / "__init__.py", "p.a": tmp_path / "a.py", "p.b": tmp_path / "b.py",
                "p.c": tmp_path / "c.py"}
     assert cycles(modules) == [["p.a", "p.b"]]  # b -> c only under TYPE_CHECKING; c -> b alone is no cycle
+
+
+def test_imports_in_a_type_checking_blocks_else_run(tmp_path):
+    (tmp_path / "a.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    pass\n"
+                                   "else:\n    from . import b\n")
+    (tmp_path / "b.py").write_text("import typing\nif not typing.TYPE_CHECKING:\n    from . import a\n")
+    (tmp_path / "__init__.py").write_text("")
+    modules = {"p": tmp_path / "__init__.py", "p.a": tmp_path / "a.py", "p.b": tmp_path / "b.py"}
+    assert cycles(modules) == [["p.a", "p.b"]]
