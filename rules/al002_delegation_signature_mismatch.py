@@ -302,7 +302,7 @@ class Runner:
                     continue
                 res = ctx.receiver_types(site, recv)
                 shape = CallShape.of(call)
-                held = model.held_at(site.cls, fn, recv)  # what the attribute is built with, if known
+                held, asked = None, False  # what the attribute is built with, asked once a static type qualifies
                 statics, rejecting, accepting, seen = [], [], [], set()
                 for t in sorted(res.instances()):
                     if t not in model.family_members or not model.is_polymorphic(t):
@@ -316,6 +316,8 @@ class Runner:
                     if not declares or bind_error(base_params, shape, member):
                         continue  # nothing it declares is forwarded, or the declaration itself rejects
                     statics.append(t)
+                    if not asked:
+                        held, asked = model.held_at(site.cls, fn, recv), True
                     for impl in model.implementations({t}):
                         found = index.method(impl, member)
                         if impl in seen or found is None or found.owner == base_owner or found.fn.kind != "method" \
