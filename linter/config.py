@@ -181,7 +181,10 @@ def load_config(path: str | None, root: str) -> Config:
         data = _parsed_toml(path, raw)
     except Exception as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    table = data.get("tool", {}).get("attn-lint")
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{os.path.relpath(path)}: `tool` must be a table, not {type(tool).__name__}")
+    table = tool.get("attn-lint")
     if table is None:
         return cfg
     where = f"{os.path.relpath(path)} [{TABLE}]"
@@ -415,6 +418,13 @@ def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=Non
         n_jobs = cores
     use_astroid = pick("astroid", False, cfg.astroid if cfg.astroid is not None else True, no_astroid)
     use_server = pick("server", server, cfg.server, server is not None)
+    if use_server is True and server is None and not config_file:
+        # A repository's own file must not leave a process running after the run (a pull request
+        # can edit it); a server already running for the project is still used.
+        notes.append(f"`server = true` in {cfg.sources.get('server', 'pyproject.toml')} does not start the server: "
+                     "a repository's configuration never leaves a process running (pass --server, or run "
+                     "`attn-lint server start`)")
+        use_server = None
     latent = pick("show-latent", True, bool(cfg.show_latent), show_latent)
 
     if paths:
