@@ -1,7 +1,8 @@
 """`[tool.attn-lint]` in pyproject.toml: find it, validate it, merge it with the command line.
 
 The project root is the folder of the nearest `pyproject.toml` (walking up from the first path, or
-from the current directory) that has a `[tool.attn-lint]` table; failing that, the nearest git root;
+from the current directory, never above the git root) that has a `[tool.attn-lint]` table; failing
+that, the nearest git root;
 failing that, the current directory. Paths in the table (`exclude`, `per-file-ignores`, `src`)
 are relative to that root. Command-line options replace the file's values.
 
@@ -119,19 +120,20 @@ def find_project_root(start: str | None = None) -> tuple[str, str | None]:
     here = os.path.abspath(start or os.getcwd())
     if not os.path.isdir(here):
         here = os.path.dirname(here)
-    git_root = None
     current = here
     while True:
         candidate = os.path.join(current, "pyproject.toml")
         if os.path.isfile(candidate) and _has_table(candidate):
             return current, candidate
-        if git_root is None and os.path.exists(os.path.join(current, ".git")):
-            git_root = current
+        if os.path.lexists(os.path.join(current, ".git")):
+            # Never above the repository: a file there is not the project's (a shared folder, a
+            # CI workspace) and would decide what is excluded and read. --config names one.
+            return current, None
         parent = os.path.dirname(current)
         if parent == current:
             break
         current = parent
-    return (git_root or os.path.abspath(os.getcwd())), None
+    return os.path.abspath(os.getcwd()), None
 
 
 def _has_table(path: str) -> bool:

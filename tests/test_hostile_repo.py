@@ -202,6 +202,30 @@ def test_a_pyproject_link_to_a_device_is_not_read(repo, home):
     assert proc.returncode == 1, proc.stderr  # the finding, with the repository's own configuration
 
 
+def test_a_pyproject_above_the_git_root_does_not_take_over_the_run(tmp_path, home):
+    """A file above the repository (a shared folder, a CI workspace) is not the project's: its
+    `exclude` would hide findings and its `src` would read outside the repository."""
+    outer = tmp_path / "outer"
+    write_tree(outer, {"pyproject.toml": '[tool.attn-lint]\nexclude = ["**"]\nsrc = ["."]\n',
+                       "elsewhere/secret.py": "class Secret:\n    pass\n"})
+    inner = write_tree(outer / "repo", dict(TREES["AL001"]))
+    subprocess.run(["git", "init", "-q"], cwd=inner, check=True)
+    proc = lint(inner, home, "--no-cache", "--format", "json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    doc = json.loads(proc.stdout)
+    assert [f["class"].rsplit(".", 1)[-1] for f in doc["findings"]] == ["HybridBackend"]
+    assert doc["stats"]["files"] == 2  # the repository's own two files, nothing of `outer`
+    named = lint(inner, home, "--no-cache", "--config", str(outer / "pyproject.toml"), ".")
+    assert named.returncode == 0, named.stdout  # named with --config, the file applies
+
+
+@pytest.mark.parametrize("document", ["tool = 5\n", "[tool]\nattn-lint = 3\n", 'tool = "x"\n'])
+def test_a_config_of_the_wrong_shape_is_one_line_never_a_traceback(repo, home, document):
+    (repo / "other.toml").write_text(document)
+    err = one_clean_line(lint(repo, home, "--config", "other.toml"))
+    assert "other.toml" in err
+
+
 # 5. The cache cannot be forged by whoever can write into it ----------------------------------------
 
 def _public_summary_key(repo: Path, home: Path) -> bytes:
