@@ -14,10 +14,10 @@ import threading
 import time
 from contextlib import contextmanager
 
-from .cache import content_hash
-from .discover import import_root, open_source
+from .discover import import_root
 from .findings import Evidence
 from .index import TreeIndex
+from .read_set import Reads, ReadSet
 from .resolve import Resolution
 
 
@@ -108,10 +108,29 @@ def _time_limit(seconds: float):
         signal.signal(signal.SIGALRM, previous)
 
 
+_seen_stamps: dict[str, tuple] = {}  # a file astroid parsed -> its stat when astroid first handed it out
+
+
+def _stamp(path: str | None) -> tuple | None:
+    try:
+        st = os.stat(path) if path else None
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino) if st else None
+
+
 def forget_modules(paths: set[str]) -> None:
-    """Drop astroid's parsed copies of the files that changed or went away, and the inference
-    caches that may hold answers derived from them. Nothing to do when astroid was never asked."""
-    if not paths or "astroid" not in sys.modules:
+    """Drop astroid's parsed copies of the files that changed or went away (those the run analyses,
+    given in `paths`, and any other file astroid read, an installed package's or one outside the
+    analysed paths, whose stat moved), and the inference caches that may hold answers derived
+    from them. Nothing to do when astroid was never asked."""
+    if "astroid" not in sys.modules:
+        return
+    moved = {p for p, st in _seen_stamps.items() if _stamp(p) != st}
+    for p in moved:
+        del _seen_stamps[p]
+    paths = set(paths) | moved
+    if not paths:
         return
     try:
         import astroid
@@ -147,18 +166,23 @@ def _recording_modules(read: set, absent: set[str]):
     clear_inference_tip_cache()
     by_name, by_file = AstroidManager.ast_from_module_name, AstroidManager.ast_from_file
 
+    def seen(module) -> None:
+        read.add(module.file)
+        if module.file and module.file not in _seen_stamps:
+            _seen_stamps[module.file] = _stamp(module.file)
+
     def from_name(manager, modname, *args, **kwargs):
         try:
             module = by_name(manager, modname, *args, **kwargs)
         except AstroidBuildingError:
             absent.add(modname)
             raise
-        read.add(module.file)
+        seen(module)
         return module
 
     def from_file(manager, filepath, *args, **kwargs):
         module = by_file(manager, filepath, *args, **kwargs)
-        read.add(module.file)
+        seen(module)
         return module
 
     AstroidManager.ast_from_module_name, AstroidManager.ast_from_file = from_name, from_file
@@ -172,9 +196,9 @@ class AstroidBridge:
     def __init__(self, index: TreeIndex, per_call: float = 0.25, budget: float = 0.5,
                  memo: dict | None = None, digests: dict[str, str] | None = None):
         self.index = index
-        # Answers from earlier runs, keyed by the probing file's content digest and position, each
-        # with what it depends on (see _still_valid): most trees give astroid nothing to add, and
-        # asking again on every run costs seconds.
+        # Answers from earlier runs of this project, keyed by the probing file's content digest and
+        # position, each with what it read (read_set.py): most trees give astroid nothing to add,
+        # and asking again on every run costs seconds.
         self.memo = memo if memo is not None else {}
         self.digests = digests or {}
         self.per_call = per_call
@@ -185,7 +209,8 @@ class AstroidBridge:
         self.timeouts = 0
         self.learned = 0  # answers new to the memo, or replacing out-of-date ones
         self._roots: list[str] | None = None
-        self._read_digests: dict[str, str] = {}  # project files astroid read that this run did not analyse
+        self._reads: Reads | None = None
+        self.used = ReadSet()  # what every answer this run used had read: the run's result depends on it
 
     def _import_roots(self) -> list[str]:
         if self._roots is None:
@@ -200,6 +225,7 @@ class AstroidBridge:
         hit = self.memo.get(key) if key[0] is not None else None
         if hit is not None and self._still_valid(hit):
             quals = hit[0]
+            self.used |= ReadSet(hit[1], hit[2])
         else:
             quals = self._ask(mod, line, col, key)
         if not quals:
@@ -218,47 +244,23 @@ class AstroidBridge:
         return answer[0]
 
     def _remember(self, key: tuple, answer: tuple) -> None:
+        quals, reads = answer
+        self.used |= reads
         if key[0] is not None:
-            quals, deps = answer
-            self.memo[key] = (quals, *deps)
+            self.memo[key] = (quals, reads.files, reads.absent)
             self.learned += 1
 
-    # --- what an answer depends on ---------------------------------------------------------------
-    # astroid follows imports into other files of the project, so an answer is remembered with the
-    # digest of every project file astroid read for it, and the project modules it looked for and
-    # did not find; it is used again only while all of those are as they were.
+    # An answer is used again only while everything astroid read for it is as it was.
     def _still_valid(self, hit) -> bool:
         if not (isinstance(hit, tuple) and len(hit) == 3):
             return False  # the memo of an older build: ask again
-        _, files, absent = hit
-        return all(self._digest_of(path) == digest for path, digest in files) and \
-            not any(self._findable(name) for name in absent)
+        return self.reads.holds(ReadSet(hit[1], hit[2]))
 
-    def _digest_of(self, path: str) -> str | None:
-        digest = self.digests.get(path)
-        if digest is None:  # read by astroid but not analysed (a run over part of a project)
-            digest = self._read_digests.get(path)
-            if digest is None:
-                try:
-                    with open_source(path) as fh:
-                        digest = content_hash(fh.read())
-                except OSError:
-                    digest = ""
-                self._read_digests[path] = digest
-        return digest
-
-    def _findable(self, name: str) -> bool:
-        """Whether a module astroid did not find exists now under one of the project's roots."""
-        rel = name.replace(".", os.sep)
-        return any(os.path.exists(os.path.join(r, rel + ".py")) or os.path.isdir(os.path.join(r, rel))
-                   for r in self._import_roots())
-
-    def _in_project(self, path: str | None) -> bool:
-        if not path:
-            return False
-        if path in self.digests:
-            return True
-        return any(path.startswith(r.rstrip(os.sep) + os.sep) for r in self._import_roots())
+    @property
+    def reads(self) -> Reads:
+        if self._reads is None:
+            self._reads = Reads(self._import_roots(), self.digests)
+        return self._reads
 
     def _infer(self, mod, line: int, col: int):
         """(the in-tree classes astroid infers for the receiver at (line, col), sorted; what that
@@ -331,10 +333,8 @@ class AstroidBridge:
             self.spent += time.perf_counter() - start
         return tuple(sorted(found)), tuple(read), tuple(absent)
 
-    def _dependencies(self, read: set, absent: set[str]) -> tuple[tuple, tuple]:
-        files = sorted(os.path.abspath(p) for p in read if self._in_project(p))
-        return (tuple((p, self._digest_of(p)) for p in files),
-                tuple(sorted(n for n in absent if not self._findable(n))))
+    def _dependencies(self, read: set, absent: set[str]) -> ReadSet:
+        return self.reads.record(read, absent)
 
     def _map(self, qname: str, near: str) -> str | None:
         if qname in self.index.classes:

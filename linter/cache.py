@@ -9,7 +9,8 @@ Layout under the cache folder:
                                      unchanged files (an edit that puts the mtime back, `touch -r`,
                                      still moves the ctime)
     result-<key>.entry               the whole run's result for one exact set of file hashes
-    astroid-<key>.entry              astroid's answers, by probing file content and position
+    astroid-<key>.entry              one project's astroid answers, by probing file content and position
+    pruned                           when the cache was last bounded (Cache.prune: by age, count, size)
 Writes go to a temporary file first and are renamed into place, so a crash or a parallel run
 never leaves a half-written entry.
 
@@ -38,6 +39,7 @@ import os
 import secrets
 import stat
 import sys
+import time
 
 from .. import __version__
 from .codec import NAMED, Parsed, decode_parsed, encode_parsed
@@ -168,6 +170,12 @@ _HEADER_SIZE = len(_MAGIC) + _SEAL_SIZE
 _PACK_MAGIC = b"ALp\x02"
 _PACK_HEAD = len(_PACK_MAGIC) + 8  # then the index's length, then the index, then the entries
 MAX_ENTRY_BYTES = 512 * 1024 * 1024  # far above any real entry; a bigger file is not one of ours
+# The cache's bounds (Cache.prune). Summaries of sglang's whole package take about 50 MB, so the
+# byte bound holds some forty releases or checkouts of a tree that size.
+MAX_SUMMARY_BYTES = 2 * 2**30
+NAMED_KEPT = 256  # stat maps, results and astroid memos of each kind
+KEEP_UNUSED = 30 * 86400  # seconds
+PRUNE_EVERY = 3600  # seconds
 PACK_BYTES = 128 * 1024 * 1024  # a pack's entries (sglang's 1.8 M lines: 50 MB)
 
 
@@ -211,9 +219,12 @@ class Cache:
     resident = False  # kept in memory between runs (the server's): worth remembering more there
     path_sets_kept = 1  # sets of analysed paths whose in-memory state (facts, discovery) is kept
 
-    def __init__(self, directory: str | None):
+    def __init__(self, directory: str | None, keeps_runs: bool = True):
         self.dir = directory
         self.enabled = directory is not None
+        # Whether a run's own entries (stat map, whole result, astroid's answers) are kept: not for
+        # a tree that exists only for one run (--new-since's snapshot), whose paths never come back.
+        self.keeps_runs = keeps_runs
         self._packs: dict[str, list[tuple[str, int, int]]] = {}  # digest -> (pack, offset, length)
         self._packs_stamp: tuple | None = None  # the packs folder as it was when they were indexed
         if self.enabled:
@@ -386,13 +397,91 @@ class Cache:
         """A named entry (see entry_name), decoded by the codec of its kind; None for a miss."""
         if not self.enabled:
             return None
-        plain = unseal(name, self._read(os.path.join(self.dir, name)))
+        path = os.path.join(self.dir, name)
+        plain = unseal(name, self._read(path))
         if plain is None:
             return None
         try:
-            return NAMED[name.split("-", 1)[0]][1](plain)
+            value = NAMED[name.split("-", 1)[0]][1](plain)
         except Exception:
             return None
+        try:
+            os.utime(path)  # used: the last to go when the cache is pruned
+        except OSError:
+            pass
+        return value
+
+    # --- bounds ---------------------------------------------------------------------------------
+    def prune_if_due(self, now: float | None = None) -> bool:
+        """Prune at most once per PRUNE_EVERY seconds (a stamp file says when it last ran)."""
+        if not self.enabled:
+            return False
+        now = time.time() if now is None else now
+        stamp = os.path.join(self.dir, "pruned")
+        try:
+            if now - os.stat(stamp).st_mtime < PRUNE_EVERY:
+                return False
+        except OSError:
+            pass
+        self._write(stamp, b"")
+        self.prune(now)
+        return True
+
+    def prune(self, now: float | None = None) -> None:
+        """Bound the cache: a run's own entries (stat maps, results, astroid's answers) unused for
+        KEEP_UNUSED seconds go, and past NAMED_KEPT of a kind the least recently used; summaries
+        and packs beyond MAX_SUMMARY_BYTES go oldest first, down to three quarters of it (a
+        summary lost is parsed again); leftovers of crashed writes go after a day."""
+        now = time.time() if now is None else now
+        named: dict[str, list[tuple[float, str]]] = {}
+        stored: list[tuple[float, int, str]] = []
+        for path, st in self._files():
+            name = os.path.basename(path)
+            if name.startswith((".tmp-", ".cache-key-")):
+                if now - st.st_mtime > 86400:
+                    self._remove(path)
+            elif os.path.dirname(path) == self.dir and name.endswith(".entry"):
+                named.setdefault(name.split("-", 1)[0], []).append((st.st_mtime, path))
+            elif name.endswith((".entry", ".pack")):
+                stored.append((st.st_mtime, st.st_size, path))
+        for entries in named.values():
+            entries.sort(reverse=True)
+            for n, (mtime, path) in enumerate(entries):
+                if n >= NAMED_KEPT or now - mtime > KEEP_UNUSED:
+                    self._remove(path)
+        total = sum(size for _, size, _ in stored)
+        if total > MAX_SUMMARY_BYTES:
+            for _, size, path in sorted(stored):
+                if total <= MAX_SUMMARY_BYTES * 3 // 4:
+                    break
+                self._remove(path)
+                total -= size
+
+    def _files(self):
+        """(path, lstat) of every regular file in the cache folder and its subfolders (links are
+        neither followed nor counted)."""
+        todo = [self.dir]
+        while todo:
+            folder = todo.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        todo.append(entry.path)
+                    elif entry.is_file(follow_symlinks=False):
+                        yield entry.path, entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+
+    @staticmethod
+    def _remove(path: str) -> None:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
     def store(self, name: str, value) -> None:
         if self.enabled:

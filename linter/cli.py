@@ -26,6 +26,7 @@ import click
 
 from .. import __version__
 from ..runtime_check.isolate import DEFAULT_MEMORY_LIMIT, DEFAULT_TASK_TIME_LIMIT, parse_size, size_text
+from .cache import Cache
 from .config import FORMATS, ConfigError, Resolved, resolve
 from .discover import SourceFile, path_within, paths_within
 from .engine import Result, analyse
@@ -386,7 +387,9 @@ def _findings_at_revision(resolved: Resolved, ref: str) -> list:
             return []
         plain = RunOptions()
         at_ref = dataclasses.replace(resolved, paths=snap.paths)
-        result = postprocess(analyse(snap.paths, resolved.settings), at_ref, plain)
+        # Summaries are kept (by content: most files did not change), the run's own entries not.
+        scratch_cache = Cache(resolved.settings.cache_dir, keeps_runs=False)
+        result = postprocess(analyse(snap.paths, resolved.settings, cache=scratch_cache), at_ref, plain)
         found = result.findings + result.latent
         abs_of = _abs_map(result)
         return [dataclasses.replace(f, path=path_within(abs_of.get(f.path, f.path), snap.folder, f.path))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from .confidence import LEVELS
 from .findings import Evidence, FileError, Finding, Reason
 from .guards import Guard
+from .read_set import ReadSet
 from .summary import CallSite, ClassAttr, ClassInfo, FunctionInfo, Import, ModuleSummary, Param, Probe, Read
 
 
@@ -431,7 +432,7 @@ def encode_result(result: dict) -> tuple:
                       f.confidence, tuple((r.signal, r.effect, r.path, r.line, r.note) for r in f.confidence_reasons))
                      for f in result["findings"])
     errors = tuple((e.path, e.kind, e.message, e.line) for e in result["file_errors"])
-    return (findings, errors, result["stats"])
+    return (findings, errors, result["stats"], (result["reads"].files, result["reads"].absent))
 
 
 def _finding(t) -> Finding:
@@ -459,13 +460,20 @@ def _file_error(t) -> FileError:
 
 
 def decode_result(plain) -> dict:
-    _need(type(plain) is tuple and len(plain) == 3)
-    findings, errors, stats = plain
+    _need(type(plain) is tuple and len(plain) == 4)
+    findings, errors, stats, reads = plain
     _need(type(findings) is tuple and type(errors) is tuple and type(stats) is dict)
     for k, v in stats.items():
         _need(type(k) is str and type(v) in (int, float))
     return {"findings": list(map(_finding, findings)), "file_errors": list(map(_file_error, errors)),
-            "stats": stats}
+            "stats": stats, "reads": _read_set(reads)}
+
+
+def _read_set(t) -> ReadSet:
+    _need(type(t) is tuple and len(t) == 2 and type(t[0]) is tuple)
+    for f in t[0]:
+        _need(len(_strs(f)) == 2)
+    return ReadSet(t[0], _strs(t[1]))
 
 
 # --- astroid's answers: (content digest, line, col, kind) -> (in-tree classes, the project files

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING
 from .cache import SUMMARY_KEY, TOOL_KEY, Cache, content_hash, default_cache_dir, entry_name, sealed
 from .codec import Parsed as _Parsed
 from .codec import decode_own
-from .discover import MAX_FILE_BYTES, SourceFile, discover, open_source
+from .discover import MAX_FILE_BYTES, SourceFile, discover, import_root, open_source
 from .findings import FileError, Finding
 from .identity import identified
+from .read_set import Reads, ReadSet
 from .side_process import close_parent_fds, fork_helper, settle_in_child
 
 if TYPE_CHECKING:  # the annotation only: the tree passes load where a run needs them (below)
@@ -177,12 +178,13 @@ def analyse(paths: list[str], settings: Settings | None = None, keep_context: bo
     late = _LateWrites()
     from .astroid_child import AstroidChild
     child = AstroidChild(PER_CALL, settings.astroid_budget)
+    cache = cache or Cache(settings.cache_dir)
     try:
-        return _analyse(paths, settings, start, keep_context, cache or Cache(settings.cache_dir),
-                        progress or _no_progress, late, child)
+        return _analyse(paths, settings, start, keep_context, cache, progress or _no_progress, late, child)
     finally:
         child.collect()  # a run that ended early: the child must not wait for ever
         late.wait()  # a run's entries exist when it returns
+        cache.prune_if_due()
         if gc_was_enabled:
             gc.enable()
 
@@ -207,7 +209,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     phase("discover")
     # The stat map names content digests, which are only valid for one summary format.
     stat_key = entry_name("stat", (SUMMARY_KEY, sorted(os.path.abspath(p) for p in paths)))
-    old_stats: dict = cache.load(stat_key) or {}
+    old_stats: dict = (cache.load(stat_key) if cache.keeps_runs else None) or {}
     new_stats: dict = {}
 
     # 1. Which files changed: an unchanged stat keeps its content digest without a read. The ctime
@@ -260,7 +262,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
             digests[path] = parsed[path].digest
             cache.keep(parsed[path].digest, parsed[path])
             new_stats[path] = (seen[path], parsed[path].digest)
-    if new_stats != old_stats:
+    if new_stats != old_stats and cache.keeps_runs:
         cache.store(stat_key, new_stats)
     phase("parse")
 
@@ -269,7 +271,10 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     run_key = entry_name("result", (TOOL_KEY, settings.key(), [(f.display, f.module, digests.get(f.path))
                                                                for f in files]), size=16)
     base_stats = {"files": len(files), "parsed": len(todo), "cached": len(files) - len(todo), "phases": phases}
-    cached = None if keep_context else cache.load(run_key)
+    roots = sorted({import_root(f) for f in files})
+    cached = None if keep_context or not cache.keeps_runs else cache.load(run_key)
+    if cached is not None and not Reads(roots, digests).holds(cached["reads"]):
+        cached = None  # a file astroid read beyond the analysed ones has changed since
     if cached is not None:
         errors.extend(cached["file_errors"])
         errors.extend(FileError(_display(files, p), "unreadable", m) for p, m in read_failures.items())
@@ -311,8 +316,9 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     index = TreeIndex(modules)
     # astroid keeps parsed modules for the life of the process (the resident server's too).
     forget_modules(set(todo).union(p for p in old_stats if p not in seen))
-    memo_key = entry_name("astroid", TOOL_KEY)
-    memo = cache.load(memo_key) if settings.astroid else None
+    # astroid's answers are the project's own: another project's files never stand in for its.
+    memo_key = entry_name("astroid", (TOOL_KEY, roots))
+    memo = cache.load(memo_key) if settings.astroid and cache.keeps_runs else None
     memo = memo if isinstance(memo, dict) else {}
     bridge = None
     if settings.astroid:
@@ -352,9 +358,11 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
         "astroid_answers": bridge.answers if bridge else 0,
         "astroid_seconds": round(bridge.spent, 3) if bridge else 0.0,
     }
-    if bridge is not None and bridge.learned:
-        cache.store(memo_key, memo)
-    cache.store(run_key, {"findings": findings, "file_errors": file_errors, "stats": rule_stats})
+    if cache.keeps_runs:
+        if bridge is not None and bridge.learned:
+            cache.store(memo_key, memo)
+        cache.store(run_key, {"findings": findings, "file_errors": file_errors, "stats": rule_stats,
+                              "reads": bridge.used if bridge is not None else ReadSet()})
     result = _finish(findings, errors, {**base_stats, **rule_stats}, files, context if keep_context else None,
                      rules, start)
     result.digests = digests  # --fix writes only a file that still holds what was analysed

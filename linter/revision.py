@@ -172,7 +172,7 @@ def _private_git_dir(repo: Repository) -> str:
                                 "does not read")
         sha256 = re.search(r"^\s*objectformat\s*=\s*sha256\s*$", config, re.M | re.I) is not None
         with open(os.path.join(private, "config"), "w") as fh:
-            fh.write("[core]\n\trepositoryformatversion = %d\n\tbare = true\n" % (1 if sha256 else 0))
+            fh.write(f"[core]\n\trepositoryformatversion = {1 if sha256 else 0}\n\tbare = true\n")
             if sha256:
                 fh.write("[extensions]\n\tobjectformat = sha256\n")
         os.makedirs(os.path.join(private, "objects", "info"))

@@ -37,7 +37,8 @@ def tree(tmp_path):
 
 
 def _entries(cache) -> list[str]:
-    return sorted(os.path.join(d, n) for d, _, names in os.walk(cache) for n in names)
+    """Every entry; not the stamp that says when the cache was last pruned (an empty file)."""
+    return sorted(os.path.join(d, n) for d, _, names in os.walk(cache) for n in names if n != "pruned")
 
 
 def _first_run(tree, cache):

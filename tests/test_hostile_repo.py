@@ -245,8 +245,8 @@ def test_a_cache_entry_sealed_with_public_values_is_a_miss(repo, home):
     for entry in cache_dir.glob("result-*.entry"):
         raw = entry.read_bytes()
         magic, payload = raw[:4], marshal.loads(raw[20:])
-        findings, errors, stats = payload
-        body = marshal.dumps(((), errors, stats), 4)
+        findings, errors, stats, reads = payload
+        body = marshal.dumps(((), errors, stats, reads), 4)
         digest = hashlib.blake2b(entry.name.encode(), key=key, digest_size=16)
         digest.update(body)
         entry.write_bytes(magic + digest.digest() + body)

@@ -205,9 +205,11 @@ def test_a_server_killed_while_a_client_waits_is_noted_once(home):
 def test_server_asked_for_without_a_cache_is_noted_once(home):
     proc = home.cli("--server", "--no-cache")
     assert proc.returncode == 0 and "--no-cache" in _one_note(proc)
+    # A repository's own `server = true` asks for nothing: it is noted, never started.
     (home.project / "pyproject.toml").write_text('[tool.attn-lint]\nsrc = ["pkg"]\nserver = true\n')
     proc = home.cli("--no-cache")
-    assert proc.returncode == 0 and "--no-cache" in _one_note(proc)
+    assert proc.returncode == 0 and len(proc.stderr.splitlines()) == 1
+    assert "does not start the server" in proc.stderr
     assert home.cli("--no-cache", "--no-server").stderr == ""
     (home.project / "pyproject.toml").write_text('[tool.attn-lint]\nsrc = ["pkg"]\n')
     assert home.cli("--no-cache").stderr == ""  # none asked for, none found: nothing said
