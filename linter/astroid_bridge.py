@@ -14,6 +14,7 @@ import threading
 import time
 from contextlib import contextmanager
 
+from .cache import content_hash
 from .discover import import_root
 from .findings import Evidence
 from .index import TreeIndex
@@ -259,7 +260,7 @@ class AstroidBridge:
     @property
     def reads(self) -> Reads:
         if self._reads is None:
-            self._reads = Reads(self._import_roots(), self.digests)
+            self._reads = Reads(self._import_roots(), self.digests, content_hash)
         return self._reads
 
     def _infer(self, mod, line: int, col: int):

@@ -108,7 +108,8 @@ def key_file() -> str:
 def seal_key() -> bytes:
     """The key of every entry's digest: this build's SUMMARY_KEY keyed by the user's secret."""
     given = os.environ.get(KEY_ENV)
-    where = f"env:{given}" if given else key_file()
+    # Named by a digest of the secret, never the secret itself: forget_keys overwrites the keys.
+    where = "env:" + hashlib.blake2b(given.encode(), digest_size=8).hexdigest() if given else key_file()
     key = _keys.get(where)
     if key is None:
         secret = hashlib.blake2b(given.encode(), digest_size=_KEY_BYTES_LEN).digest() if given \

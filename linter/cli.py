@@ -349,11 +349,16 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
     # --- runtime verification plugs in here: it receives the post-processed Result. ---
     verification, gpu_problem = None, None  # {Finding: Verification}; why the GPU step could not run
     if opts.verify:
-        from ..runtime_check.verify import run_for_cli
+        from ..runtime_check.verify import Source, run_for_cli
         if result.context is None:  # re-analysed after --fix without the context
             result = postprocess(_analyse(resolved, keep_context=True), resolved, opts, at_revision)
+        source = Source(tuple(resolved.paths), resolved.settings,
+                        tuple(p for p in (resolved.settings.cache_dir,) if p))
         verification, gpu_problem = run_for_cli(result, gpu=opts.verify_gpu, task_time_limit=opts.verify_time_limit,
-                                                memory_limit=opts.verify_memory_limit, latent=resolved.show_latent)
+                                                memory_limit=opts.verify_memory_limit, latent=resolved.show_latent,
+                                                source=source)
+        for note in result.stats.get("verification_notes", ()):
+            click.echo(f"attn-lint: note: --verify: {printable(note)}", err=True)
         if gpu_problem:
             click.echo(f"attn-lint: {gpu_problem}", err=True)
     # --- end runtime verification ---

@@ -273,7 +273,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     base_stats = {"files": len(files), "parsed": len(todo), "cached": len(files) - len(todo), "phases": phases}
     roots = sorted({import_root(f) for f in files})
     cached = None if keep_context or not cache.keeps_runs else cache.load(run_key)
-    if cached is not None and not Reads(roots, digests).holds(cached["reads"]):
+    if cached is not None and not Reads(roots, digests, content_hash).holds(cached["reads"]):
         cached = None  # a file astroid read beyond the analysed ones has changed since
     if cached is not None:
         errors.extend(cached["file_errors"])

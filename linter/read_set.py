@@ -13,6 +13,7 @@ and did not find are recorded too: one that appears later could change the answe
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .discover import open_source
@@ -34,8 +35,9 @@ class Reads:
     """Stamps files and checks read sets for one project (its import roots) in one run; a file is
     stamped at most once per run."""
 
-    def __init__(self, roots: list[str], analysed: dict[str, str]):
+    def __init__(self, roots: list[str], analysed: dict[str, str], digest: Callable[[bytes], str]):
         self.roots = sorted(roots)
+        self.digest = digest  # of a file's bytes, as the analysed files' digests are made
         self.base = os.path.commonpath(self.roots) if self.roots else ""
         self.analysed = analysed  # path -> content digest of the files the run read itself
         self._stamps: dict[str, str] = {}
@@ -74,10 +76,9 @@ class Reads:
         digest = self.analysed.get(path)
         if digest is not None:
             return "c" + digest
-        from .cache import content_hash  # (the cache's codec reads ReadSet: imported here, not above)
         try:
             with open_source(path) as fh:
-                return "c" + content_hash(fh.read())
+                return "c" + self.digest(fh.read())
         except OSError:
             return "-"
 

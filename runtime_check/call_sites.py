@@ -10,6 +10,7 @@ contains the name are parsed, once per run.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -19,8 +20,31 @@ class SourceCall:
     cls: str | None  # qualified class of the enclosing method, or None
     function: str  # enclosing module-level function or method (a nested def or lambda counts as it)
     line: int
-    node: ast.Call
+    col: int
     via: str  # "name" (`f(...)`), "attr" (`x.f(...)`), "local" (`v(...)` with `v = F`), "cls" (`cls(...)`)
+    path: str  # the file, parsed again for `node` only where a caller reads it
+
+    @property
+    def node(self) -> ast.Call:
+        return _calls_in(self.path)[(self.line, self.col)]
+
+
+_TREES: dict[str, dict[tuple[int, int], ast.Call]] = {}  # path -> its calls by place, for `node`
+
+
+def _calls_in(path: str) -> dict[tuple[int, int], ast.Call]:
+    hit = _TREES.get(path)
+    if hit is None:
+        tree = _parsed(path)
+        hit = _TREES[path] = {(n.lineno, n.col_offset): n for n in ast.walk(tree) if isinstance(n, ast.Call)} \
+            if tree is not None else {}
+    return hit
+
+
+# Where the answers come from in a process that checks one finding or one pairing: the process
+# that forked it, which finds them once for all of them (reading the whole tree's source takes
+# half a minute on sglang). name -> [(module, cls, function, line, col, via)].
+asked: Callable[[str], list] | None = None
 
 
 def calls_named(ctx, name: str) -> list[SourceCall]:
@@ -29,6 +53,47 @@ def calls_named(ctx, name: str) -> list[SourceCall]:
     memo = ctx.state(calls_named, dict)
     if name in memo:
         return memo[name]
+    memo[name] = _from_positions(ctx, asked(name)) if asked is not None else _find(ctx, name)
+    return memo[name]
+
+
+def calls_named_in(ctx, name: str, module: str) -> list[SourceCall]:
+    """`calls_named`, in one module only (read here: one file)."""
+    memo = ctx.state(calls_named_in, dict)
+    key = (name, module)
+    if key not in memo:
+        mod = ctx.index.modules.get(module)
+        tree = _parsed(mod.file.path) if mod is not None else None
+        out: list[SourceCall] = []
+        if tree is not None:
+            _Walker(module, name, out, mod.file.path).visit(tree)
+        memo[key] = out
+    return memo[key]
+
+
+def positions(calls: list[SourceCall]) -> list[list]:
+    """The calls as plain data."""
+    return [[c.module, c.cls, c.function, c.line, c.col, c.via] for c in calls]
+
+
+def _from_positions(ctx, found: list) -> list[SourceCall]:
+    out = []
+    for module, cls, function, line, col, via in found:
+        mod = ctx.index.modules.get(module)
+        if mod is not None and all(isinstance(x, int) for x in (line, col)):
+            out.append(SourceCall(module, cls, function, line, col, via, mod.file.path))
+    return out
+
+
+def _parsed(path: str) -> ast.AST | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def _find(ctx, name: str) -> list[SourceCall]:
     out: list[SourceCall] = []
     for mod in ctx.index.modules.values():
         try:
@@ -42,14 +107,13 @@ def calls_named(ctx, name: str) -> list[SourceCall]:
             tree = ast.parse(text)
         except (SyntaxError, ValueError):
             continue
-        _Walker(mod.name, name, out).visit(tree)
-    memo[name] = out
+        _Walker(mod.name, name, out, mod.file.path).visit(tree)
     return out
 
 
 class _Walker(ast.NodeVisitor):
-    def __init__(self, module: str, name: str, out: list[SourceCall]):
-        self.module, self.name, self.out = module, name, out
+    def __init__(self, module: str, name: str, out: list[SourceCall], path: str):
+        self.module, self.name, self.out, self.path = module, name, out, path
         self.classes: list[str] = []
         self.function: str | None = None
         self.locals: set[str] = set()  # names bound to `name` in the current function
@@ -89,7 +153,7 @@ class _Walker(ast.NodeVisitor):
             if via:
                 cls = ".".join(self.classes) or None
                 self.out.append(SourceCall(self.module, f"{self.module}.{cls}" if cls else None, self.function,
-                                           node.lineno, node, via))
+                                           node.lineno, node.col_offset, via, self.path))
         self.generic_visit(node)
 
 

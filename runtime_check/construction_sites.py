@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from ..linter.findings import short
 from ..linter.resolve import Scope
 from ..linter.summary import root_name
-from .call_sites import SourceCall, calls_named
+from .call_sites import SourceCall, calls_named, calls_named_in
 
 MAX_ENTRIES = 8  # functions run per construction site: enough for the code's few builders
 MAX_CLIMB = 2  # caller levels climbed when the delegate is a parameter of the building function
@@ -239,8 +239,8 @@ def _entry(ctx, scope: Scope, why: str) -> Entry:
 def _line_of(ctx, scope: Scope, label: str) -> int:
     """The line of a construction (the label names its class, or is `super().__init__(...)`)."""
     name = "__init__" if label.startswith("super()") else label.split("(", 1)[0]
-    for call in calls_named(ctx, name):
-        if call.module == scope.module and call.function == scope.fn.name:
+    for call in calls_named_in(ctx, name, scope.module):
+        if call.function == scope.fn.name:
             return call.line
     return scope.fn.line
 

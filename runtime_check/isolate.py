@@ -2,15 +2,16 @@
 
 ``--verify`` imports the user's modules and calls their methods; a module body can call
 ``os._exit``, crash the interpreter, fork, ignore SIGALRM and loop, allocate without end, or patch
-attn-lint's own functions. So the work runs in a forked child, one batch of tasks at a time, and
-the parent only reads plain JSON lines from a pipe:
+attn-lint's own functions. So each task runs in a forked child of its own (the code one task
+runs can forge that task's result, never another's), and the parent only reads plain JSON lines
+from that child's pipe, one result and nothing after it:
 
 * the child starts its own session (process group), so on a timeout ``os.killpg`` takes its forked
-  grandchildren with it; the group is killed after every batch;
-* on Linux, nothing the child started outlives the batch, even a grandchild that left the group
+  grandchildren with it; the group is killed after every task;
+* on Linux, nothing the child started outlives the task, even a grandchild that left the group
   with ``setsid()``: while tasks run, attn-lint is a child subreaper (``PR_SET_CHILD_SUBREAPER``),
   so the orphans of the child's tree become attn-lint's children instead of init's, and after the
-  group is killed every process that became attn-lint's child during the batch (outside
+  group is killed every process that became attn-lint's child during the task (outside
   attn-lint's own session, so never one of its own helpers) is killed and reaped, round after
   round, until none is left. Elsewhere (macOS, the BSDs: no subreaper, no /proc) only the process
   group is killed: a grandchild that called ``setsid()`` escapes it. Anywhere, processes the code
@@ -26,14 +27,15 @@ the parent only reads plain JSON lines from a pipe:
 * the deadline is kept by the parent (``select`` with a timeout, the child's exit seen through
   ``waitpid``), never by waiting for EOF on a pipe that a grandchild may hold open;
 * a task that does not finish gets a ``Failure`` saying what happened to its process (the exit
-  status, the signal, the time or memory limit, malformed data); the tasks after it run in a fresh
-  child;
+  status, the signal, the time or memory limit, malformed data);
 * the child's fds 0-2 are /dev/null, so nothing it writes reaches attn-lint's own output;
 * after each task the child compares attn-lint's modules (and ``json``, which carries the result)
   with the snapshot taken before any user code ran; a change is reported as that task's
-  ``Failure`` and the child stops. This is a tripwire, not a sandbox: code that sets out to forge
-  its own task's result from inside the child can get round it, but it cannot reach the parent,
-  the report or another task's result.
+  ``Failure``. This is a tripwire, not a sandbox: code that sets out to forge its own task's
+  result from inside the child can get round it, but it cannot reach the parent, the report or
+  another task's result;
+* a child may ``ask`` the parent for work shared between tasks (a pairing's check, run by the
+  parent in a child of its own): the task's clock stops while the parent answers.
 
 The child never sends Python objects: the parent decodes JSON and the caller validates each
 result. Platforms without ``os.fork`` run the tasks in-process, as before this module existed.
@@ -52,6 +54,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..linter.report.printable import printable
+
 try:
     import resource
 except ImportError:  # not a Unix
@@ -68,7 +72,7 @@ DEFAULT_MEMORY_LIMIT = 16 * 2**30
 _MAX_LINE = 32 * 2**20  # a result line larger than this is malformed
 _POLL = 0.05  # seconds between checks that the child is still alive
 _MEMORY_POLL = 0.2  # seconds between sums of the child's resident memory (a scan of /proc)
-_SWEEP_ROUNDS = 200  # rounds of killing the orphans of a batch; a round ends when one finds none
+_SWEEP_ROUNDS = 200  # rounds of killing the orphans of a task; a round ends when one finds none
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -84,9 +88,10 @@ class Failure:
 class Channel:
     """The child's side of the pipe; what a task reports goes through here."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, replies: int = -1) -> None:
         # Bound now, before any user code runs: later patches of os/json cannot redirect them.
-        self._fd, self._write, self._dumps, self._getpid = fd, os.write, json.dumps, os.getpid
+        self._fd, self._write, self._dumps, self._getpid, self._exit = fd, os.write, json.dumps, os.getpid, os._exit
+        self._replies, self._read, self._loads = replies, os.read, json.loads
         self._pid = os.getpid()
         self._snapshot = _fingerprint()
         self._memory_error = re.compile(r"\bMemoryError\b").search  # not torch's OutOfMemoryError
@@ -100,6 +105,11 @@ class Channel:
         while data:
             data = data[self._write(self._fd, data):]
 
+    def settled(self) -> None:
+        """attn-lint's own setup in the child is done (no user code has run yet): what it set is
+        part of the state the tripwire holds it to."""
+        self._snapshot = _fingerprint()
+
     def start(self, i: int) -> None:
         self.current = i
         self._send({"k": "start", "i": i})
@@ -107,6 +117,18 @@ class Channel:
     def extend(self, i: int) -> None:
         """Task ``i`` starts a GPU step: it gets GPU_BUILD_ALLOWANCE more seconds."""
         self._send({"k": "extend", "i": i})
+
+    def ask(self, i: int, question: Any) -> Any:
+        """What the parent's `answer` says to `question` (JSON both ways): work the parent has run
+        in a process of its own and shares between tasks. Task ``i``'s clock stops meanwhile."""
+        self._send({"k": "ask", "i": i, "q": question})
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = self._read(self._replies, 1 << 16)
+            if not chunk or len(data) > _MAX_LINE:
+                self._exit(0)  # the parent stopped answering: nothing left to do here
+            data += chunk
+        return self._loads(data)
 
     def result(self, i: int, data: Any) -> None:
         changed = _changed(self._snapshot, _fingerprint())
@@ -118,13 +140,13 @@ class Channel:
         # limit was hit, and the result is then not evidence of anything.
         if self.capped and self._memory_error(self._dumps(data)):
             self.out_of_memory(i)
-        else:
-            self._send({"k": "result", "i": i, "data": data})
-        self.current = i + 1
+        self._send({"k": "result", "i": i, "data": data})
+        self._exit(0)  # one task per process: the next one's result is out of this one's reach
 
     def out_of_memory(self, i: int) -> None:
         """Task ``i`` hit the address-space cap."""
         self._send({"k": "memory", "i": i})
+        self._exit(0)
 
     def end(self) -> None:
         self._send({"k": "end"})
@@ -132,7 +154,7 @@ class Channel:
 
 def run_tasks(count: int, child_main: Callable[[int, Channel], None], validate: Callable[[Any], Any],
               time_limit: float = DEFAULT_TASK_TIME_LIMIT, memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
-              cap_address_space: bool = True) -> list[Any]:
+              cap_address_space: bool = True, answer: Callable[[Any], Any] | None = None) -> list[Any]:
     """Results of tasks ``0..count-1``, each ``validate(data)`` or a ``Failure``.
 
     ``child_main(first, channel)`` runs in the child: for each task ``i`` from ``first`` on it calls
@@ -141,6 +163,11 @@ def run_tasks(count: int, child_main: Callable[[int, Channel], None], validate: 
     ValueError/TypeError/KeyError on data it does not accept (the task then fails as malformed).
     ``memory_limit``: bytes (None: no limit), the child's address space unless ``cap_address_space``
     is False, and the resident memory of its processes, watched from here (Linux).
+    ``answer(question)``: the parent's reply to a child's ``Channel.ask`` (JSON in, JSON out; it
+    may raise ValueError/TypeError/KeyError for a question it does not take).
+
+    Each task runs in a process of its own: code a task runs can forge that task's result, never
+    another's, whose process and pipe it cannot reach.
     """
     out: list[Any] = [None] * count
     done = 0
@@ -149,7 +176,7 @@ def run_tasks(count: int, child_main: Callable[[int, Channel], None], validate: 
     try:
         while done < count:
             done = _one_child(done, count, child_main, validate, time_limit, out, memory_limit,
-                              cap_address_space)
+                              cap_address_space, answer)
     finally:
         if was_reaper is False:
             _subreaper(False)
@@ -157,26 +184,28 @@ def run_tasks(count: int, child_main: Callable[[int, Channel], None], validate: 
 
 
 def _one_child(first: int, count: int, child_main, validate, time_limit: float, out: list,
-               memory_limit: int | None = None, cap_address_space: bool = True) -> int:
-    """Runs a child for tasks ``first..``; fills ``out`` and returns the next task without a result."""
+               memory_limit: int | None = None, cap_address_space: bool = True, answer=None) -> int:
+    """Runs a child for task ``first``; fills ``out`` and returns the next task without a result."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()  # or the child's copy of the buffer could be written twice
         except Exception:
             pass
-    before = _our_children()  # what to leave alone when the batch's orphans are swept up
+    before = _our_children()  # what to leave alone when the task's orphans are swept up
     rfd, wfd = os.pipe()
+    reply_r, reply_w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns
         code = 70
         try:
             os.setsid()
             os.close(rfd)
+            os.close(reply_w)
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(null, fd)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
-            ch = Channel(wfd)
+            ch = Channel(wfd, reply_r)
             ch.current = first
             if memory_limit and cap_address_space:
                 ch.capped = _cap_address_space(memory_limit)
@@ -191,6 +220,7 @@ def _one_child(first: int, count: int, child_main, validate, time_limit: float, 
         finally:
             os._exit(code)
     os.close(wfd)
+    os.close(reply_r)
     watch = bool(memory_limit) and before is not None
     watch_limit = memory_limit or 0
     next_watch = time.monotonic() + _MEMORY_POLL
@@ -202,7 +232,7 @@ def _one_child(first: int, count: int, child_main, validate, time_limit: float, 
     status: int | None = None
     failure: Failure | None = None
     try:
-        while failure is None and not ended:
+        while failure is None and not ended and not progressed:
             left = deadline - time.monotonic()
             if left <= 0:
                 failure = Failure("timeout", f"did not finish within {allowed:g} s (the time limit); "
@@ -230,11 +260,16 @@ def _one_child(first: int, count: int, child_main, validate, time_limit: float, 
                 break
             *lines, buf = buf.split(b"\n")
             for line in lines:
+                if progressed:  # a child serves one task: whatever it sends after that is not heard
+                    break
                 try:
                     msg = json.loads(line)
                     kind, i = msg["k"], msg.get("i")
-                except (ValueError, TypeError, KeyError):
+                except (ValueError, TypeError, KeyError, AttributeError):
                     failure = Failure("malformed", "sent data that is not a result")
+                    break
+                if kind != "end" and (pos >= count or i != pos):
+                    failure = Failure("malformed", f"sent `{printable(str(kind))[:40]}` out of turn")
                     break
                 if kind == "end" and not started and pos == count:
                     ended = True
@@ -242,6 +277,16 @@ def _one_child(first: int, count: int, child_main, validate, time_limit: float, 
                     started, task_start, allowed = True, time.monotonic(), time_limit
                     deadline = task_start + allowed
                     watch_limit = memory_limit or 0
+                elif kind == "ask" and started and answer is not None:
+                    asked = time.monotonic()
+                    try:
+                        reply = {"ok": answer(msg.get("q"))}
+                    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                        reply = {"error": _one_line_text(exc)}
+                    if not _write_all(reply_w, (json.dumps(reply) + "\n").encode(), deadline - asked):
+                        failure = Failure("timeout", "did not read the answer it asked for")
+                        break
+                    deadline += time.monotonic() - asked  # its clock stood still meanwhile
                 elif kind == "extend" and i == pos and started:
                     allowed = time.monotonic() - task_start + time_limit + GPU_BUILD_ALLOWANCE
                     deadline = task_start + allowed
@@ -271,13 +316,14 @@ def _one_child(first: int, count: int, child_main, validate, time_limit: float, 
                     pos, started, progressed, allowed = pos + 1, False, True, time_limit
                     deadline = time.monotonic() + allowed
                 else:
-                    failure = Failure("malformed", f"sent `{kind}` out of turn")
+                    failure = Failure("malformed", f"sent `{printable(str(kind))[:40]}` out of turn")
                     break
     finally:
         _kill_group(pid)
         if status is None:
             status = _wait(pid)
         os.close(rfd)
+        os.close(reply_w)
         if before is not None:
             _sweep(before)
     if ended or pos >= count:
@@ -290,7 +336,28 @@ def _one_child(first: int, count: int, child_main, validate, time_limit: float, 
     return pos  # stopped between tasks after a tampered one: the rest get a fresh child
 
 
-def run_in_process(count: int, child_main: Callable[[int, Channel], None], validate) -> list[Any]:
+def _write_all(fd: int, data: bytes, seconds: float) -> bool:
+    """Write all of `data` to a pipe whose reader may never read: False past `seconds`."""
+    end = time.monotonic() + max(seconds, 0.0)
+    os.set_blocking(fd, False)
+    while data:
+        left = end - time.monotonic()
+        if left <= 0 or not select.select([], [fd], [], left)[1]:
+            return False
+        try:
+            data = data[os.write(fd, data):]
+        except BlockingIOError:
+            continue
+        except OSError:
+            return False
+    return True
+
+
+def _one_line_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
+
+
+def run_in_process(count: int, child_main: Callable[[int, Channel], None], validate, answer=None) -> list[Any]:
     """Where there is no fork: the same tasks in this process (no isolation), results validated alike."""
     out: list[Any] = [None] * count
 
@@ -299,6 +366,12 @@ def run_in_process(count: int, child_main: Callable[[int, Channel], None], valid
         def extend(self, i): pass
         def end(self): pass
         def result(self, i, data): out[i] = validate(json.loads(json.dumps(data)))
+
+        def ask(self, i, question):
+            try:
+                return json.loads(json.dumps({"ok": answer(question)}))
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                return {"error": _one_line_text(exc)}
 
     child_main(0, _Local())
     return out
@@ -467,7 +540,7 @@ def _our_children() -> set[int] | None:
 
 
 def _strays(table: dict, before: set[int]) -> list[int]:
-    """This process's children that were not its children when the batch started: the batch's
+    """This process's children that were not its children when the task started: the task's
     child and, through the subreaper, the orphans of its tree. Those in attn-lint's own session
     are left alone: the child started a session of its own, and no descendant of it can join
     attn-lint's, so those can only be orphans of attn-lint's own helpers."""
@@ -477,7 +550,7 @@ def _strays(table: dict, before: set[int]) -> list[int]:
 
 
 def _resident(before: set[int]) -> int:
-    """Resident bytes of the batch's processes: the strays and all their descendants (pages shared
+    """Resident bytes of the task's processes: the strays and all their descendants (pages shared
     between them, those of the fork included, count once per process)."""
     table = _processes() or {}
     children: dict[int, list[int]] = {}
@@ -494,7 +567,7 @@ def _resident(before: set[int]) -> int:
 
 
 def _sweep(before: set[int]) -> None:
-    """Kill and reap the batch's orphans, round after round: killing one re-parents its own
+    """Kill and reap the task's orphans, round after round: killing one re-parents its own
     children to this process (the subreaper), and the next round finds them."""
     spared: set[int] = set()  # set-user-ID programs the code ran (sudo): not ours to kill or wait for
     for _ in range(_SWEEP_ROUNDS):
@@ -505,7 +578,7 @@ def _sweep(before: set[int]) -> None:
         killed = []
         for pid in strays:
             # Its group too, which it may share with children of its own. While it is our
-            # unreaped child its group id cannot be reused, so this reaches only the batch's tree.
+            # unreaped child its group id cannot be reused, so this reaches only the task's tree.
             if _kill_group(pid, table[pid][1]):
                 killed.append(pid)
             else:

@@ -160,6 +160,42 @@ def _quiet():
         yield
 
 
+# Compiled ahead by the process that forks the checks (compiling runs none of the code): each
+# finding is checked in a process of its own, which would otherwise compile again every module
+# it loads (on sglang, two thirds of a check's time). path -> (the file's stat, its code).
+_PRECOMPILED: dict[str, tuple[tuple[int, int], types.CodeType]] = {}
+PRECOMPILE_MAX_BYTES = 1 << 20  # larger files are compiled by the check that loads them
+
+
+def _stat_key(path: str) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns
+
+
+def precompile(files: Iterable[SourceFile]) -> None:
+    """Compile the tree's modules now, in the process that will fork the checks."""
+    for f in files:
+        if f.path in _PRECOMPILED:
+            continue
+        try:
+            key = _stat_key(f.path)
+            if key[0] > PRECOMPILE_MAX_BYTES:
+                continue
+            with open(f.path, "rb") as fh:
+                code = compile(fh.read(), f.path, "exec", dont_inherit=True)
+            _PRECOMPILED[f.path] = (key, code)
+        except (Exception, RecursionError, MemoryError):
+            continue  # the check that loads it compiles it and says why it failed
+
+
+def _compiled(path: str) -> types.CodeType:
+    kept = _PRECOMPILED.get(path)
+    if kept is not None and kept[0] == _stat_key(path):
+        return kept[1]
+    with open(path, "rb") as fh:
+        return compile(fh.read(), path, "exec", dont_inherit=True)
+
+
 class TreeLoader:
     """Loads the analysed tree's modules and classes; use as a context manager."""
 
@@ -339,9 +375,7 @@ class TreeLoader:
             return LoadedModule(name, None, "failed", f"{name} is not part of the analysed tree")
         why_not_import = self._real_failed.get(name)
         try:
-            with open(f.path, "rb") as fh:
-                source = fh.read()
-            code = compile(source, f.path, "exec", dont_inherit=True)
+            code = _compiled(f.path)
         except Exception as exc:
             return LoadedModule(name, None, "failed", f"cannot compile {f.display}: {_one_line(exc)}")
         is_pkg = os.path.basename(f.path).startswith("__init__.")

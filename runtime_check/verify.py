@@ -54,11 +54,11 @@ from ..linter.engine import Result
 from ..linter.findings import Finding, short
 from ..rules import RULES_BY_CODE
 from ..rules.base import RuntimeCheck
-from . import scenarios
+from . import call_sites, scenarios
 from .decisions import CONFIRMED, MEANING, VERDICTS, decide, is_confirmed
 from .flashinfer_use import NOT_PLANNING, plans_flashinfer
 from .isolate import DEFAULT_MEMORY_LIMIT, DEFAULT_TASK_TIME_LIMIT, Failure, can_isolate, run_in_process, run_tasks
-from .loader import DEFAULT_MODULE_TIME_LIMIT, TreeLoader, _one_line
+from .loader import DEFAULT_MODULE_TIME_LIMIT, TreeLoader, _one_line, precompile
 from .pairing import PAIRING_TIME_LIMIT, PairingResult, check_pairing
 from .scenarios import GpuPlan, Outcome
 
@@ -205,10 +205,85 @@ def verify(result: Result, gpu: bool = False, *, time_limit: float = DEFAULT_MOD
 
 
 def _isolated(count: int, child_main, validate, task_time_limit: float,
-              memory_limit: int | None = DEFAULT_MEMORY_LIMIT, cap_address_space: bool = True) -> list:
+              memory_limit: int | None = DEFAULT_MEMORY_LIMIT, cap_address_space: bool = True, answer=None) -> list:
     if can_isolate():
-        return run_tasks(count, child_main, validate, task_time_limit, memory_limit, cap_address_space)
-    return run_in_process(count, child_main, validate)
+        return run_tasks(count, child_main, validate, task_time_limit, memory_limit, cap_address_space, answer)
+    return run_in_process(count, child_main, validate, answer)
+
+
+class _Answers:
+    """The parent's answers to what the checks' processes ask: each pairing (wrapper, attribute,
+    implementations) is checked once, in a process of its own that runs nothing but its
+    construction paths, and its result is shared by every finding that asks for it (a finding's
+    own process never computes what another finding reads); calls by name are read from the
+    tree's source here, once (static reading: none of the code runs)."""
+
+    def __init__(self, ctx, files, time_limit: float, strict: bool, task_time_limit: float,
+                 memory_limit: int | None):
+        self.ctx, self.files, self.time_limit, self.strict = ctx, files, time_limit, strict
+        self.task_time_limit, self.memory_limit = task_time_limit, memory_limit
+        self.memo: dict[tuple, dict] = {}
+
+    def __call__(self, question: Any) -> Any:
+        if "calls" in question:
+            name = question["calls"]
+            if not isinstance(name, str):
+                raise ValueError("not a name")
+            return call_sites.positions(call_sites.calls_named(self.ctx, name))
+        wrapper, attr, impls = question["key"]
+        seconds = question["seconds"]
+        if not (isinstance(wrapper, str) and (attr is None or isinstance(attr, str)) and isinstance(impls, list)
+                and all(isinstance(q, str) for q in impls) and isinstance(seconds, (int, float))):
+            raise ValueError("not a pairing")
+        key = (wrapper, attr, tuple(impls))
+        if key not in self.memo:
+            self.memo[key] = self._check(key, min(float(seconds), PAIRING_TIME_LIMIT))
+        return self.memo[key]
+
+    def _check(self, key: tuple, seconds: float) -> dict:
+        ctx, files, time_limit, strict = self.ctx, self.files, self.time_limit, self.strict
+
+        def child_main(first: int, ch) -> None:
+            _ask_parent_for_calls(ch, 0)
+            with TreeLoader(files, time_limit=time_limit, strict=strict) as loader:
+                ch.start(0)
+                r = check_pairing(ctx, loader, key[0], key[1], list(key[2]), time_limit=seconds)
+                ch.result(0, {"status": r.status, "detail": r.detail, "facts": _jsonable(r.facts)})
+
+        got = _isolated(1, child_main, _pairing_from_json, self.task_time_limit, self.memory_limit,
+                        answer=self)[0]
+        if isinstance(got, Failure):
+            return {"status": "unverifiable", "detail": f"while the pairing was checked (in a process of its own), "
+                                                       f"the code under verification {got.detail}", "facts": {}}
+        return got
+
+
+def _pairing_from_json(data: Any) -> dict:
+    if not (isinstance(data, dict) and data.get("status") in ("reproduced", "not-reproduced", "unverifiable")
+            and isinstance(data.get("detail"), str) and isinstance(data.get("facts"), dict)):
+        raise ValueError("not a pairing result")
+    return data
+
+
+def _ask_parent_for_calls(ch, i: int) -> None:
+    """In a check's process: calls by name come from the parent (call_sites.asked)."""
+    def asked(name: str) -> list:
+        reply = ch.ask(i, {"calls": name})
+        got = reply.get("ok") if isinstance(reply, dict) else None
+        return [c for c in got if isinstance(c, list) and len(c) == 6] if isinstance(got, list) else []
+    call_sites.asked = asked
+    if hasattr(ch, "settled"):
+        ch.settled()
+
+
+def _asked_pairing(ch, i: int, key: tuple, seconds: float) -> PairingResult:
+    """In a finding's process: the pairing's result, from the parent."""
+    reply = ch.ask(i, {"key": [key[0], key[1], list(key[2])], "seconds": seconds})
+    got = reply.get("ok") if isinstance(reply, dict) else None
+    if got is None:
+        why = reply.get("error") if isinstance(reply, dict) else None
+        return PairingResult("unverifiable", f"the pairing check could not be asked for ({why})")
+    return PairingResult(got["status"], got["detail"], got["facts"])
 
 
 def _batch(result: Result, findings: list[Finding], strict: bool, time_limit: float, task_time_limit: float,
@@ -228,13 +303,18 @@ def _batch(result: Result, findings: list[Finding], strict: bool, time_limit: fl
         files = [f for f in result.files if f.root == root or f.root not in labelled]
 
         def child_main(first: int, ch, where=where, files=files) -> None:
+            _ask_parent_for_calls(ch, first)
             with TreeLoader(files, time_limit=time_limit, strict=strict) as loader:
                 for i in range(first, len(where)):
                     ch.start(i)
                     ch.result(i, _verify_one(findings[where[i]], ctx, loader, run_gpu, backend,
-                                             lambda i=i: ch.extend(i), gpu_asked))
+                                             lambda i=i: ch.extend(i), gpu_asked,
+                                             lambda key, left, i=i: _asked_pairing(ch, i, key, left)))
 
-        got = _isolated(len(where), child_main, _from_child, task_time_limit, memory_limit, not run_gpu)
+        if len(where) > 1 and can_isolate():
+            precompile(files)  # once here, not in every finding's process
+        answer = _Answers(ctx, files, time_limit, strict, task_time_limit, memory_limit)
+        got = _isolated(len(where), child_main, _from_child, task_time_limit, memory_limit, not run_gpu, answer)
         for i, r in zip(where, got):
             out[i] = (_failed(r), False) if isinstance(r, Failure) else r
     return out
@@ -248,15 +328,16 @@ def _labelled_roots(ctx) -> set[str]:
 
 
 def _verify_one(f: Finding, ctx, loader: TreeLoader, run_gpu: bool, backend: str, extend,
-                gpu_asked: bool = False) -> dict:
+                gpu_asked: bool = False, pairings=None) -> dict:
     """In the child: the static fact, the pairing, the GPU consequence where FlashInfer is planned;
-    as JSON for the parent."""
+    as JSON for the parent. `pairings(key, seconds)`: a pairing's check (PairingResult), run
+    elsewhere and shared between findings (default: here)."""
     start = time.perf_counter()
     o = _run_scenario(f, ctx, loader)
     facts = dict(o.facts)
     pairing = None
     if o.verdict == "fact":
-        pairing = _pairing_for(f, ctx, loader, o)
+        pairing = _pairing_for(f, ctx, loader, o, pairings)
         facts["pairing"] = ({"status": pairing.status, "detail": pairing.detail, **pairing.facts}
                             if isinstance(pairing, PairingResult) else {"status": "not run", "detail": pairing})
     gpu_plan, why_not = _gpu_plan(f, ctx, loader, o, pairing)
@@ -274,7 +355,7 @@ def _verify_one(f: Finding, ctx, loader: TreeLoader, run_gpu: bool, backend: str
 _PAIRING_MEMO: dict[tuple, PairingResult] = {}
 
 
-def _pairing_for(f: Finding, ctx, loader: TreeLoader, o: Outcome) -> PairingResult | str:
+def _pairing_for(f: Finding, ctx, loader: TreeLoader, o: Outcome, pairings=None) -> PairingResult | str:
     """The pairing check of a finding whose static fact holds, or why it is not run."""
     if f.confidence == "low":
         why = f.confidence_reasons[0].note if f.confidence_reasons else "every pairing is ruled out"
@@ -293,7 +374,8 @@ def _pairing_for(f: Finding, ctx, loader: TreeLoader, o: Outcome) -> PairingResu
             if left <= 0:
                 results.append(PairingResult("unverifiable", "the time for this finding's pairing checks ran out"))
                 continue
-            _PAIRING_MEMO[memo_key] = check_pairing(ctx, loader, *key, time_limit=left)
+            _PAIRING_MEMO[memo_key] = pairings(key, left) if pairings is not None else \
+                check_pairing(ctx, loader, *key, time_limit=left)
         results.append(_PAIRING_MEMO[memo_key])
     for r in results:
         if r.status == "reproduced":
@@ -336,7 +418,15 @@ def _gpu_plan(f: Finding, ctx, loader: TreeLoader, o: Outcome, pairing) -> tuple
 def _from_child(data: Any) -> tuple[Verification, bool]:
     """The parent's check of what a child sent: plain JSON of the expected shape, or ValueError."""
     v, wants = data["v"], data["wants_gpu"]
-    if v["verdict"] not in VERDICTS or not isinstance(wants, bool) or v.get("confirmed") != is_confirmed(v["verdict"]):
+    if not isinstance(wants, bool):
+        raise ValueError("no such verdict")
+    return verification_from_json(v), wants
+
+
+def verification_from_json(v: Any) -> Verification:
+    """A Verification from its JSON form (`to_json`), checked field by field; ValueError,
+    TypeError or KeyError for anything else."""
+    if not isinstance(v, dict) or v["verdict"] not in VERDICTS or v.get("confirmed") != is_confirmed(v["verdict"]):
         raise ValueError("no such verdict")
     load_mode, detail, seconds = v["load_mode"], v["detail"], v["seconds"]
     facts, gpu = v.get("facts", {}), v.get("gpu")
@@ -344,7 +434,15 @@ def _from_child(data: Any) -> tuple[Verification, bool]:
             and isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
             and (gpu is None or isinstance(gpu, (str, dict)))):
         raise ValueError("fields of the wrong type")
-    return Verification(v["verdict"], load_mode, detail, float(seconds), gpu, facts), wants
+    return Verification(v["verdict"], load_mode, detail, float(seconds), gpu, facts)
+
+
+def control_from_json(c: Any) -> Control:
+    fields = [c[k] for k in ("wrapper", "member", "delegate", "signature", "verdict", "detail")]
+    if not all(isinstance(x, str) for x in fields) or not isinstance(c["seconds"], (int, float)) \
+            or isinstance(c["seconds"], bool):
+        raise ValueError("fields of the wrong type")
+    return Control(*fields, float(c["seconds"]))
 
 
 def _failed(failure: Failure) -> Verification:
@@ -385,13 +483,7 @@ def _isolated_controls(result: Result, time_limit: float, task_time_limit: float
             ch.result(0, [c.to_json() for c in gpu_controls(result, loader, backend, hooks)])
 
     def validate(data: Any) -> list[Control]:
-        out = []
-        for c in data:
-            fields = [c[k] for k in ("wrapper", "member", "delegate", "signature", "verdict", "detail")]
-            if not all(isinstance(x, str) for x in fields) or not isinstance(c["seconds"], (int, float)):
-                raise ValueError("fields of the wrong type")
-            out.append(Control(*fields, float(c["seconds"])))
-        return out
+        return [control_from_json(c) for c in data]
 
     got = _isolated(1, child_main, validate, task_time_limit, memory_limit, cap_address_space=False)[0]
     if isinstance(got, Failure):
@@ -462,15 +554,30 @@ def _backend_for(owner: str, member: str, signature, harness, ctx, loader) -> tu
                           f"not be set up: {why})"), {}
 
 
+@dataclass(frozen=True)
+class Source:
+    """What the analysis was run on, so that a clean process can run it again (clean_process.py);
+    `protect`: folders the checked code must not write (the cache's)."""
+
+    paths: tuple[str, ...]
+    settings: Any  # linter.engine.Settings
+    protect: tuple[str, ...] = ()
+
+
 def run_for_cli(result: Result, gpu: bool = False, task_time_limit: float = DEFAULT_TASK_TIME_LIMIT,
-                latent: bool = False, memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+                latent: bool = False, memory_limit: int | None = DEFAULT_MEMORY_LIMIT, source: Source | None = None,
                 ) -> tuple[dict[Finding, Verification], str | None]:
     """What the CLI calls: the verdicts, and (``gpu`` only) the one-line reason the GPU smoke test
     could not run here, or None. The CLI prints that line and exits 2; the CPU verdicts stand.
-    ``latent`` (--show-latent): the latent findings the report lists are verified too."""
-    problem = isolated_gpu_problem(task_time_limit, memory_limit) if gpu else None
-    verdicts = verify(result, gpu=gpu, gpu_problem=problem, task_time_limit=task_time_limit, latent=latent,
-                      memory_limit=memory_limit)
+    ``latent`` (--show-latent): the latent findings the report lists are verified too.
+    ``source``: run everything in a clean process (clean_process.py), where fork is available;
+    its notes (what the confinement could not do) go into ``result.stats["verification_notes"]``."""
+    if source is not None and can_isolate():
+        verdicts, problem = _clean(result, source, gpu, task_time_limit, latent, memory_limit)
+    else:
+        problem = isolated_gpu_problem(task_time_limit, memory_limit) if gpu else None
+        verdicts = verify(result, gpu=gpu, gpu_problem=problem, task_time_limit=task_time_limit, latent=latent,
+                          memory_limit=memory_limit)
     # Run-level facts go into the stats the JSON report already carries.
     if isinstance(result.stats, dict):
         counts = {k: sum(1 for v in verdicts.values() if v.verdict == k) for k in VERDICTS}
@@ -481,6 +588,38 @@ def run_for_cli(result: Result, gpu: bool = False, task_time_limit: float = DEFA
             if problem:
                 result.stats["gpu_problem"] = problem
     return verdicts, problem
+
+
+def _clean(result: Result, source: Source, gpu: bool, task_time_limit: float, latent: bool,
+           memory_limit: int | None) -> tuple[Verdicts, str | None]:
+    from .clean_process import key_of, run_clean
+    todo = [f for f in [*result.findings, *(result.latent if latent else [])] if _check_of(f) is not None]
+    out = Verdicts()
+    if not todo and not gpu:
+        return out, None
+    run = run_clean(list(source.paths), source.settings, todo, gpu=gpu, task_time_limit=task_time_limit,
+                    memory_limit=memory_limit, protect=source.protect)
+    for f in todo:
+        got = run.verdicts.get(key_of(f))
+        if run.problem is not None:
+            out[f] = Verification("unverifiable", "n/a", run.problem, 0.0)
+        elif got is None:
+            out[f] = Verification("unverifiable", "n/a", "the verification process did not find this finding again "
+                                  "when it analysed the code (did a file change during the run?)", 0.0)
+        else:
+            try:
+                out[f] = verification_from_json(got)
+            except (ValueError, TypeError, KeyError):
+                out[f] = Verification("unverifiable", "n/a", "the verification process sent a verdict that does "
+                                      "not hold up", 0.0)
+    for c in run.controls:
+        try:
+            out.controls.append(control_from_json(c))
+        except (ValueError, TypeError, KeyError):
+            continue
+    if isinstance(result.stats, dict) and run.notes:
+        result.stats["verification_notes"] = run.notes
+    return out, run.gpu_problem
 
 
 _HARNESS: dict[str, Any] = {}

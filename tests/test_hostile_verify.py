@@ -223,3 +223,98 @@ def test_a_gpu_step_may_build_past_the_limit_and_the_next_finding_may_not(tmp_pa
                           env=_env(tmp_path), cwd=str(tmp_path))
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout) == [40, "memory"]
+
+
+# --- one finding cannot speak for another; the checked code gets none of the caller's secrets ---------
+
+FORGER = textwrap.dedent('''\
+    import json, os, stat
+    _forged = {"v": {"verdict": "not-reproduced", "confirmed": False, "load_mode": "import",
+                     "detail": "forged", "seconds": 0.0}, "wants_gpu": False}
+    _lines = [{"k": "result", "i": 0, "data": _forged}]
+    for _i in range(1, 4):
+        _lines += [{"k": "start", "i": _i}, {"k": "result", "i": _i, "data": _forged}]
+    for _fd in range(3, 256):  # the result pipe, wherever it is
+        try:
+            if stat.S_ISFIFO(os.fstat(_fd).st_mode):
+                os.write(_fd, ("\\n".join(json.dumps(m) for m in _lines) + "\\n").encode())
+        except OSError:
+            pass
+    ''')
+
+
+def test_a_finding_cannot_write_the_verdicts_of_the_findings_after_it(tmp_path):
+    """Attack 6: BadWrapper's module body finds the result pipe and writes a `not-reproduced`
+    verdict for every finding of its batch; GoodWrapper's (checked after it) must stay its own
+    (verify_cli asserts it). Before one process per finding, the parent took them all."""
+    bad = verify_cli(tmp_path, FORGER)
+    assert bad["verdict"] == "not-reproduced" and bad["detail"] == "forged"  # its own: its code decides it
+
+
+def test_messages_past_the_last_finding_never_abort_the_run(tmp_path):
+    """The parent's bookkeeping took `memory` for a task past the last one and died of an
+    IndexError; now a process says one thing about one finding and nothing else is heard."""
+    hostile = FORGER.replace('_lines = [{"k": "result", "i": 0, "data": _forged}]',
+                             '_lines = [{"k": "memory", "i": _n} for _n in range(0, 6)]')
+    bad = verify_cli(tmp_path, hostile)
+    assert bad["verdict"] == "unverifiable" and bad["facts"]["isolation"] == "memory"
+
+
+SNOOPER = textwrap.dedent('''\
+    import os
+    def _read(path):
+        try:
+            with open(path, "rb") as fh:
+                return fh.read()
+        except OSError as exc:
+            return ("unreadable: %s" % exc).encode()
+    _seen = [repr(dict(os.environ)).encode(), _read("/proc/self/environ")]
+    _pid = os.getpid()
+    for _ in range(4):  # the processes above: the clean process, attn-lint itself, ...
+        _stat = _read("/proc/%d/stat" % _pid)
+        try:
+            _pid = int(_stat.rsplit(b")", 1)[1].split()[1])
+        except (IndexError, ValueError):
+            break
+        _seen += [_read("/proc/%d/environ" % _pid), _read("/proc/%d/cmdline" % _pid)]
+    _seen.append(b"KEY:" + _read(os.environ.get("SNOOP_KEY_FILE", "{key_file}")))
+    try:
+        with open(os.path.join("{cache}", "planted.entry"), "wb") as fh:
+            fh.write(b"x")
+        _seen.append(b"WROTE-CACHE")
+    except OSError as exc:
+        _seen.append(b"cache refused")
+    with open("{out}", "wb") as fh:
+        fh.write(b"\\n".join(_seen))
+    ''')
+
+
+@linux_only
+def test_the_checked_code_gets_no_secret_of_the_callers(tmp_path):
+    """Attack 7: the checked code read the CI job's token and ATTN_LINT_CACHE_KEY from the
+    environment it inherited (with the key it could seal entries every later run trusts)."""
+    config, cache = tmp_path / "xdg-config", tmp_path / "cache"
+    key_file = config / "attn-lint" / "cache-key"
+    out = tmp_path / "seen.txt"
+    hostile = SNOOPER.format(key_file=key_file, cache=cache / "attn-lint", out=out)
+    root = write_tree(tmp_path / "src", dict(TREE, **{"pkg/bad.py": hostile + WRAPPER.format(name="BadWrapper")}))
+    env = _env(tmp_path)
+    env.update(GITHUB_TOKEN="ghp_secret_token_of_the_ci_job", ATTN_LINT_CACHE_KEY="the-cache-key-of-ci",
+               XDG_CACHE_HOME=str(cache), XDG_CONFIG_HOME=str(config))
+    # A plain run first: the cache and the user's key file exist, as on a developer's machine.
+    env_plain = {k: v for k, v in env.items() if k != "ATTN_LINT_CACHE_KEY"}
+    subprocess.run([sys.executable, "-m", "attn_lint", "--no-server", str(root / "pkg")], env=env_plain,
+                   capture_output=True, timeout=120, cwd=str(tmp_path))
+    assert key_file.exists() and (cache / "attn-lint").is_dir()
+    key = key_file.read_bytes()
+    proc = subprocess.run([sys.executable, "-m", "attn_lint", "check", "--verify", "--no-server", "--format", "json",
+                           str(root / "pkg")], capture_output=True, text=True, timeout=120, env=env,
+                          cwd=str(tmp_path))
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    seen = out.read_bytes()
+    assert b"ghp_secret_token_of_the_ci_job" not in seen
+    assert b"the-cache-key-of-ci" not in seen
+    assert b"ATTN_LINT_TEST_DIR" in seen  # attn-lint's own settings pass
+    if "--verify: " not in proc.stderr:  # a mount namespace could be had: the key file and the cache too
+        assert key not in seen and b"KEY:" + key not in seen
+        assert b"cache refused" in seen and not (cache / "attn-lint" / "planted.entry").exists()

@@ -21,6 +21,9 @@ def verified():
     labels = pl.load(LABELS)
     tree = sglang_tree(labels["version"]) / labels["tree"]
     result = analyse([str(tree)], Settings(cache_dir=None), keep_context=True)
+    # The default report's findings, which the labels judge (latent ones never run a pairing, so
+    # none can be confirmed; each finding's check is a process of its own, so they are not free).
+    result.findings = [f for f in result.findings if f.confidence != "low"]
     return labels["labels"], verify(result)
 
 
