@@ -27,7 +27,7 @@ import click
 from .. import __version__
 from ..runtime_check.isolate import DEFAULT_MEMORY_LIMIT, DEFAULT_TASK_TIME_LIMIT, parse_size, size_text
 from .cache import Cache
-from .config import FORMATS, ConfigError, Resolved, resolve
+from .config import FORMATS, Config, ConfigError, Resolved, config_from_bytes, hides_differently, resolve
 from .discover import SourceFile, path_within, paths_within
 from .engine import Result, analyse
 from .report.printable import printable
@@ -304,9 +304,12 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
             output_target(opts.write_baseline, resolved.config.root, f"baseline {opts.write_baseline}")
         except Refused as exc:
             raise CliError(str(exc)) from None
-    at_revision = _findings_at_revision(resolved, opts.new_since) if opts.new_since is not None else None
+    at = _findings_at_revision(resolved, opts.new_since) if opts.new_since is not None else None
+    at_revision = at.findings if at is not None else None
     want_context = opts.fix or opts.diff or opts.verify  # runtime verification needs the context too
     result = postprocess(_analyse(resolved, keep_context=want_context), resolved, opts, at_revision)
+    if at is not None and at.resolved is not None:
+        result.stats["hidden_by_configuration"] = _hidden_by_configuration(at, opts, result)
     if not result.files and not result.errors:
         click.echo(f"attn-lint: warning: no Python files found in {', '.join(map(printable, resolved.paths))}",
                    err=True)
@@ -331,7 +334,7 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
         plans = fixer.plan(result, fixable)
         if opts.diff:
             for note in fixer.notes(plans):
-                click.echo(f"attn-lint: {note}", err=True)
+                click.echo(f"attn-lint: {printable(note)}", err=True)
             text = fixer.diff(plans)
             if text:
                 click.echo(text, nl=False)
@@ -339,7 +342,7 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
         n_fixed, n_files = fixer.apply(plans, (resolved.config.root, *resolved.paths))
         refused_writes = any(fp.refused for fp in plans)
         for note in fixer.notes(plans):  # after writing, so that the files left as they are are named too
-            click.echo(f"attn-lint: {note}", err=True)
+            click.echo(f"attn-lint: {printable(note)}", err=True)
         left_unwritten = any(fp.unwritten for fp in plans)
         if n_fixed:
             click.echo(f"attn-lint: fixed {n_fixed} finding{'s' if n_fixed != 1 else ''} in {n_files} "
@@ -377,30 +380,68 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
     return 1 if result.findings or left_unwritten else 0
 
 
-def _findings_at_revision(resolved: Resolved, ref: str) -> list:
+@dataclasses.dataclass
+class _AtRevision:
+    findings: list  # REF's findings under the run's settings
+    config: Config | None = None  # REF's configuration, where the run's is the repository's own
+    resolved: Resolved | None = None  # the run resolved with REF's configuration, where that differs
+    shown: list | None = None  # REF's findings under REF's configuration, where that differs
+
+
+def _findings_at_revision(resolved: Resolved, ref: str) -> _AtRevision:
     """Every finding (latent ones too: one changing confidence is not new) of the analysed paths
-    as they are at git revision `ref`, with the same settings; paths relative to the repository."""
+    as they are at git revision `ref`, with the same settings; paths relative to the repository.
+    Where the run's configuration is the repository's own and `ref`'s hides other findings, the
+    same under `ref`'s configuration too (the `not shown:` line counts what the change hides)."""
     from .revision import RevisionError, snapshot
+    own = not resolved.args.get("config_file") and not resolved.args.get("isolated")
+    config_path = resolved.config.path or os.path.join(resolved.config.root, "pyproject.toml")
     try:
-        snap = snapshot(ref, resolved.paths, resolved.config.root)
+        snap = snapshot(ref, resolved.paths, resolved.config.root, extra=(config_path,) if own else ())
     except RevisionError as exc:
         raise CliError(f"--new-since: {exc}") from None
+    out = _AtRevision([])
+    if own:
+        raw = next(iter(snap.extra.values()), None)
+        try:
+            out.config = config_from_bytes(raw, config_path, resolved.config.root,
+                                           f"{printable(ref)}:{os.path.basename(config_path)}") \
+                if raw is not None else Config(root=resolved.config.root)
+            if hides_differently(resolved.config, out.config):
+                out.resolved = resolve(**{**resolved.args, "config": out.config})
+        except (ConfigError, ValueError):
+            out.config = out.resolved = None  # REF's own file is broken: nothing to compare with
     try:
         for entry in snap.left_out:
             click.echo(f"attn-lint: note: --new-since: left out {printable(entry)}", err=True)
         if not snap.paths:
-            return []
-        plain = RunOptions()
-        at_ref = dataclasses.replace(resolved, paths=snap.paths)
+            out.shown = [] if out.resolved is not None else None
+            return out
         # Summaries are kept (by content: most files did not change), the run's own entries not.
         scratch_cache = Cache(resolved.settings.cache_dir, keeps_runs=False)
-        result = postprocess(analyse(snap.paths, resolved.settings, cache=scratch_cache), at_ref, plain)
-        found = result.findings + result.latent
-        abs_of = _abs_map(result)
-        return [dataclasses.replace(f, path=path_within(abs_of.get(f.path, f.path), snap.folder, f.path))
-                for f in found]
+
+        def found(res: Resolved) -> list:
+            result = postprocess(analyse(snap.paths, res.settings, cache=scratch_cache),
+                                 dataclasses.replace(res, paths=snap.paths), RunOptions())
+            abs_of = _abs_map(result)
+            return [dataclasses.replace(f, path=path_within(abs_of.get(f.path, f.path), snap.folder, f.path))
+                    for f in result.findings + result.latent]
+
+        out.findings = found(resolved)
+        if out.resolved is not None:
+            out.shown = found(out.resolved)
+        return out
     finally:
         snap.remove()
+
+
+def _hidden_by_configuration(at: _AtRevision, opts: RunOptions, result: Result) -> int:
+    """How many findings the run shows under REF's configuration and not under the work tree's:
+    a change that edits `[tool.attn-lint]` to hide its own drift says so in the report."""
+    from .identity import identity
+    shown = postprocess(_analyse(at.resolved), at.resolved, opts, at.shown)
+    now = {identity(f) for f in result.findings}
+    return sum(1 for f in shown.findings if identity(f) not in now)
 
 
 def _analyse(resolved: Resolved, keep_context: bool = False) -> Result:
@@ -664,7 +705,9 @@ def emit(result: Result, resolved: Resolved, opts: RunOptions, verification: dic
         render(result, make_console(), verbose=opts.verbose)
         # (REF is the user's text, `HEAD@{1}` say: never a format string)
         words = {"suppressed": "suppressed by comments", "dismissed": "dismissed in the configuration",
-                 "baselined": "in the baseline", "at_revision": f"already at {printable(opts.new_since or '')}"}
+                 "baselined": "in the baseline", "at_revision": f"already at {printable(opts.new_since or '')}",
+                 "hidden_by_configuration": f"hidden by configuration changed since {printable(opts.new_since or '')} "
+                                            "(its configuration shows them)"}
         hidden = [f"{n} {words[k]}" for k in words if (n := result.stats.get(k))]
         if n_latent and not resolved.show_latent:
             hidden.append(f"{n_latent} latent (low confidence; --show-latent lists them)")

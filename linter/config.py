@@ -171,29 +171,44 @@ def _need_toml() -> None:
 
 
 def load_config(path: str | None, root: str) -> Config:
-    cfg = Config(root=root, path=path)
     if path is None:
-        return cfg
+        return Config(root=root, path=path)
     _need_toml()
     try:
         raw = read_regular(path, MAX_CONFIG_BYTES, path)
     except Refused as exc:
         raise ConfigError(str(exc)) from None
+    return config_from_bytes(raw, path, root, os.path.relpath(path))
+
+
+def config_from_bytes(raw: bytes, path: str, root: str, shown: str) -> Config:
+    """The configuration a pyproject.toml's bytes give (`shown`: how messages name the file, say
+    `REF:pyproject.toml` for a revision's)."""
+    _need_toml()
+    cfg = Config(root=root, path=path)
     try:
         data = _parsed_toml(path, raw)
     except Exception as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        raise ConfigError(f"{shown}: not valid TOML: {exc}") from None
     tool = data.get("tool", {})
     if not isinstance(tool, dict):
-        raise ConfigError(f"{os.path.relpath(path)}: `tool` must be a table, not {type(tool).__name__}")
+        raise ConfigError(f"{shown}: `tool` must be a table, not {type(tool).__name__}")
     table = tool.get("attn-lint")
     if table is None:
         return cfg
-    where = f"{os.path.relpath(path)} [{TABLE}]"
+    where = f"{shown} [{TABLE}]"
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: must be a table")
     _apply_table(cfg, table, where)
     return cfg
+
+
+HIDING_KEYS = ("select", "ignore", "exclude", "per_file_ignores", "severity", "dismissed", "src")
+
+
+def hides_differently(a: Config, b: Config) -> bool:
+    """Whether two configurations can differ in which findings a run shows."""
+    return any(getattr(a, k) != getattr(b, k) for k in HIDING_KEYS)
 
 
 _KEYS = ("select", "ignore", "exclude", "per-file-ignores", "src", "severity", "extra-family-bases",
@@ -332,6 +347,7 @@ class Resolved:
     unused_ignored: bool = False  # `ignore` names AL900: no unused-suppression report at all
     selected: tuple[str, ...] = ()  # `select` as given, AL900 included (the Settings hold the rules')
     notes: list[str] = field(default_factory=list)  # said once on stderr: settings bounded on the way
+    args: dict = field(default_factory=dict)  # what resolve() was given: to resolve again with another config
 
     # What the CLI applies around the engine, as the configuration says it.
     @property
@@ -387,9 +403,14 @@ class Resolved:
 
 def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=None, cache_dir=None,
             no_cache=False, jobs=None, no_astroid=False, server=None, config_file=None, isolated=False,
-            start: str | None = None, whole_project: bool = False, show_latent: bool = False) -> Resolved:
-    """Merge defaults < pyproject.toml < command line. Raises ConfigError or ValueError."""
-    if isolated:
+            start: str | None = None, whole_project: bool = False, show_latent: bool = False,
+            config: Config | None = None) -> Resolved:
+    """Merge defaults < pyproject.toml < command line. Raises ConfigError or ValueError.
+    `config`: this configuration instead of the one found (a revision's, for --new-since)."""
+    args = {k: v for k, v in locals().items() if k != "config"}
+    if config is not None:
+        cfg = config
+    elif isolated:
         cfg = Config(root=os.path.abspath(os.getcwd()))
     elif config_file:
         if not os.path.isfile(config_file):
@@ -450,7 +471,7 @@ def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=Non
         sources["cache-dir"] = "command line"
     elif cfg.cache_dir:
         settings.cache_dir = cfg.cache_dir
-    return Resolved(settings=settings, config=cfg, paths=run_paths, fmt=fmt_,
+    return Resolved(settings=settings, config=cfg, paths=run_paths, fmt=fmt_, args=args,
                     sources=sources, exclude=exc, show_latent=latent, selected=sel, notes=notes,
                     report_unused=len(rule_sel) < len(sel) and not unused_ignored,
                     only_unused=bool(sel) and not rule_sel and not unused_ignored, unused_ignored=unused_ignored,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from .cache import SUMMARY_KEY, TOOL_KEY, Cache, content_hash, default_cache_dir, entry_name, sealed
 from .codec import Parsed as _Parsed
 from .codec import decode_own
+from .confidence import partly_assessed
 from .discover import MAX_FILE_BYTES, SourceFile, discover, import_root, open_source
 from .findings import FileError, Finding
 from .identity import identified
@@ -89,13 +90,65 @@ def _parse_bytes(data: bytes, path: str, max_bytes: int, digest: str) -> _Parsed
         return _Parsed(digest, None, (kind, msg, exc.lineno or 0))
     except (ValueError, UnicodeDecodeError) as exc:
         return _Parsed(digest, None, ("decode-error", str(exc), 0))
-    except (RecursionError, MemoryError):
-        # CPython's parser gives up on such nesting too (MemoryError: its stack overflowed): the
-        # file is unparsable, not the run.
+    except RecursionError:
         return _Parsed(digest, None, ("too-complex", "could not parse: nested too deeply", 0))
+    except MemoryError:
+        if len(data) <= BOUNDED_ABOVE:  # no room to exhaust: CPython's parser gave up on the nesting
+            return _Parsed(digest, None, ("too-complex", "could not parse: nested too deeply", 0))
+        return _Parsed(digest, None, ("too-complex", _OVER_MEMORY, 0))
     except Exception as exc:  # a defect in the per-file pass: that file's diagnostic, not the run's end
         return _Parsed(digest, None, ("internal-error", f"attn-lint could not summarise this file "
                                                         f"({type(exc).__name__}: {exc}); please report it", 0))
+
+
+# What summarising one file may take beyond what the process had (a syntax tree costs a few
+# hundred bytes per token: an 8 MB list display of small numbers takes gigabytes); pool workers run
+# under it, and a large file summarised here goes to a child that does.
+FILE_MEMORY = 2 * 2**30
+BOUNDED_ABOVE = 1 << 20  # bytes: smaller files cannot come near FILE_MEMORY
+
+
+_OVER_MEMORY = "summarising it needs more memory than attn-lint gives one file"
+
+
+def _limit_memory(extra: int) -> bool:
+    """RLIMIT_AS at what the process has mapped now plus `extra` (the soft limit: ours to lift)."""
+    try:
+        import resource
+        with open("/proc/self/statm") as fh:
+            mapped = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        limit = mapped + extra if hard == resource.RLIM_INFINITY else min(mapped + extra, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+        return True
+    except (ImportError, OSError, ValueError):
+        return False
+
+
+def _parse_bounded(data: bytes, path: str, max_bytes: int, digest: str) -> _Parsed:
+    """`_parse_bytes` under FILE_MEMORY: in a forked child for a large file (this process has no
+    limit of its own)."""
+    if len(data) <= BOUNDED_ABOVE or not hasattr(os, "fork") or not os.path.exists("/proc/self/statm"):
+        return _parse_bytes(data, path, max_bytes, digest)
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(rfd)
+            _limit_memory(FILE_MEMORY)
+            plain = Cache.plain_bytes(_parse_bytes(data, path, max_bytes, digest))
+            with os.fdopen(wfd, "wb") as fh:
+                fh.write(plain)
+        finally:
+            os._exit(0)
+    os.close(wfd)
+    with os.fdopen(rfd, "rb") as fh:
+        plain = fh.read()
+    os.waitpid(pid, 0)
+    try:
+        return decode_own(marshal.loads(plain))
+    except Exception:  # the child died on the way (out of memory before it could say so)
+        return _Parsed(digest, None, ("too-complex", _OVER_MEMORY, 0))
 
 
 def _read(path: str, max_bytes: int) -> tuple[bytes | None, str | None]:
@@ -118,7 +171,7 @@ def _summarise_file(path: str, max_bytes: int, cache: Cache | None) -> tuple[_Pa
         hit = cache.get_summary(digest)
         if hit is not None:
             return hit, None
-    parsed = _parse_bytes(data, path, max_bytes, digest)
+    parsed = _parse_bounded(data, path, max_bytes, digest)
     if cache is not None:
         cache.put_raw(digest, sealed(digest, Cache.plain_bytes(parsed)))
     return parsed, None
@@ -160,9 +213,20 @@ def _load_worker(args: tuple[str, str]) -> tuple[str, bytes | None]:
     return digest, _worker_cache(cache_dir).get_checked_plain(digest)
 
 
-def _init_worker(parent: int) -> None:
+def _init_worker(parent: int, memory: int) -> None:
     gc.disable()  # summaries are acyclic; the collector only costs time here
     settle_in_child(parent)
+    _limit_memory(memory)  # each worker summarises one file at a time: a file's bound
+
+
+def _worker_memory(jobs: int) -> int:
+    """A file's bound in each of `jobs` workers: FILE_MEMORY, or less where all of them at once
+    would take more than half the machine's memory."""
+    try:
+        half = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (ValueError, OSError, AttributeError):
+        return FILE_MEMORY
+    return max(min(FILE_MEMORY, half // max(jobs, 1)), 256 * 2**20)
 
 
 def analyse(paths: list[str], settings: Settings | None = None, keep_context: bool = False,
@@ -314,6 +378,9 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
 
     progress("index", 0, len(modules))
     index = TreeIndex(modules)
+    deep = _too_deep(index)
+    file_errors.extend(deep)
+    errors.extend(deep)
     # astroid keeps parsed modules for the life of the process (the resident server's too).
     forget_modules(set(todo).union(p for p in old_stats if p not in seen))
     # astroid's answers are the project's own: another project's files never stand in for its.
@@ -354,6 +421,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
         # with the two counts above, what `--statistics` says when a tree gives no findings.
         "probe_sites": sum(len(sites) for sites in context.probes.values()),
         "probed_members": len(context.probes),
+        "partly_assessed": partly_assessed(context),
         "astroid_queries": bridge.calls if bridge else 0,
         "astroid_answers": bridge.answers if bridge else 0,
         "astroid_seconds": round(bridge.spent, 3) if bridge else 0.0,
@@ -367,6 +435,19 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
                      rules, start)
     result.digests = digests  # --fix writes only a file that still holds what was analysed
     return result
+
+
+def _too_deep(index) -> list[FileError]:
+    """One diagnostic per file with classes deeper than the index follows (index.MAX_DEPTH)."""
+    from .index import MAX_DEPTH
+    assert index.subclasses is not None  # every class's bases, so that every cut is known
+    by_file: dict[str, list[str]] = {}
+    for entry in sorted((index.classes[q] for q in index.too_deep), key=lambda e: (e.file.display, e.info.line)):
+        by_file.setdefault(entry.file.display, []).append(entry.info.name)
+    return [FileError(path, "too-deep", f"class hierarchy more than {MAX_DEPTH} levels deep: `{names[0]}`"
+                      + (f" and {len(names) - 1} more" if len(names) > 1 else "")
+                      + " analysed as if their bases were outside the tree", 0)
+            for path, names in sorted(by_file.items())]
 
 
 @functools.cache
@@ -447,7 +528,8 @@ def _pool(jobs: int):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker, initargs=(os.getpid(),))
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
+                               initargs=(os.getpid(), _worker_memory(jobs)))
 
 
 def _load_all(paths: list[str], digests: dict[str, str], settings: Settings, cache: Cache, parsed: dict,

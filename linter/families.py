@@ -69,6 +69,7 @@ class FamilyModel:
         self.calls = calls
         self.passed_values = passed_values
         self._provided_memo: dict[tuple, dict[str, set[str]]] = {}
+        self._implementations_memo: dict[tuple, tuple[tuple[str, ...], frozenset[str]]] = {}
         self._structure_memo: dict[str, frozenset[str]] = {}
         self._forwarding_memo: dict[tuple, tuple[list[Evidence], dict[str, Evidence]]] = {}
         self._attrs_memo: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
@@ -104,19 +105,28 @@ class FamilyModel:
         the family's root says nothing of which. A type in `exact` is that class alone (a
         delegate built by calling it: Wrapper.exact_types).
         """
-        out: set[str] = set()
-        for t in types:
-            out.add(t)
-            if t not in exact:
-                out |= self.index.descendants(t)
-        if leaves_only:
-            out -= self.wrappers.keys() - (types if nested else frozenset())
-        out.discard(exclude)
-        return sorted(out)
+        key = (frozenset(types), exclude, leaves_only, nested, frozenset(exact))
+        hit = self._implementations_memo.get(key)
+        if hit is None:
+            out: set[str] = set()
+            for t in types:
+                out.add(t)
+                if t not in exact:
+                    out |= self.index.descendants(t)
+            if leaves_only:
+                out -= self.wrappers.keys() - (types if nested else frozenset())
+            out.discard(exclude)
+            hit = self._implementations_memo[key] = (tuple(sorted(out)), frozenset(out))
+        return list(hit[0])
 
     def delegates_holding(self, w: Wrapper, impl: str) -> list[Delegate]:
         """The wrapper's delegates that can hold `impl` (nested wrappers included)."""
-        return [d for d in w.delegates if impl in self.implementations(d.types, leaves_only=False, exact=d.exact)]
+        out = []
+        for d in w.delegates:
+            self.implementations(d.types, leaves_only=False, exact=d.exact)
+            if impl in self._implementations_memo[(frozenset(d.types), None, False, True, frozenset(d.exact))][1]:
+                out.append(d)
+        return out
 
     def members_provided(self, impls: list[str]) -> dict[str, set[str]]:
         """Member name -> the classes that define it, over every implementation in `impls`.

@@ -98,14 +98,24 @@ def details_of(**facts: str | Iterable[str]) -> tuple[tuple[str, str], ...]:
 
 @dataclass(frozen=True)
 class FileError:
-    """A per-file problem (bad input); the run goes on without that file."""
+    """A per-file problem (bad input); the run goes on without that file, or (`skipped` False)
+    with part of what it says."""
 
     path: str
     # syntax-error, decode-error, binary, unreadable, missing-path, too-large, symlink-loop,
-    # link-outside, too-complex, internal-error
+    # link-outside, too-complex, internal-error; too-deep (analysed in part)
     kind: str
     message: str
     line: int = 0
+
+    @property
+    def skipped(self) -> bool:
+        return self.kind != "too-deep"
+
+    @property
+    def outcome(self) -> str:
+        """What became of the file, as the reports say it."""
+        return "file skipped" if self.skipped else "file analysed in part"
 
     def to_json(self) -> dict:
         return asdict(self)

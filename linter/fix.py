@@ -39,6 +39,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..rules import RULES_BY_CODE
 from .cache import content_hash
+from .deepstack import call_deep
 from .discover import decode_source, open_source, path_within
 from .findings import Finding
 from .forwarder import Unfixable
@@ -99,7 +100,9 @@ def plan(result, findings: list[Finding]) -> list[FilePlan]:
         fp.methods.append(MethodPlan(f, entry.info.name, entry.info.line, code))
     for fp in plans.values():
         if fp.methods:
-            _render(fp, sources)
+            # libcst's visitors recurse once per level of an expression: `1+1+...` of a few hundred
+            # terms needs the deep stack the analysis also runs such walks in.
+            call_deep(_render, fp, sources)
     return list(plans.values())
 
 
@@ -311,8 +314,24 @@ def diff(plans: list[FilePlan]) -> str:
             continue
         old = fp.old.decode("utf-8", errors="replace").splitlines(keepends=True)
         new = fp.new.decode("utf-8", errors="replace").splitlines(keepends=True)
-        chunks.append("".join(difflib.unified_diff(old, new, fromfile=f"a/{fp.display}", tofile=f"b/{fp.display}")))
+        chunks.append("".join(difflib.unified_diff(old, new, fromfile=git_quoted(f"a/{fp.display}"),
+                                                   tofile=git_quoted(f"b/{fp.display}"))))
     return "".join(chunks)
+
+
+_GIT_ESCAPES = {7: "a", 8: "b", 9: "t", 10: "n", 11: "v", 12: "f", 13: "r", 34: '"', 92: "\\"}
+
+
+def git_quoted(name: str) -> str:
+    """A path as git writes it in a diff header: as it is, or, where it holds a control character,
+    a quote, a backslash or anything outside ASCII, in double quotes with C escapes (octal for
+    other bytes). `git apply` reads it back, and a terminal shows no escape sequence or
+    bidirectional override from it."""
+    raw = name.encode("utf-8", "surrogateescape")
+    if all(32 <= b < 127 and b not in (34, 92) for b in raw):
+        return name
+    return '"' + "".join("\\" + _GIT_ESCAPES[b] if b in _GIT_ESCAPES else chr(b) if 32 <= b < 127
+                         else f"\\{b:03o}" for b in raw) + '"'
 
 
 CHANGED = "the file changed since it was analysed; left as it is (run attn-lint again)"

@@ -9,6 +9,10 @@ from typing import NamedTuple
 from .discover import SourceFile
 from .summary import ClassInfo, FunctionInfo, ModuleSummary
 
+# Levels of in-tree inheritance followed: real hierarchies are a dozen deep at most; a planted chain
+# deeper than this would make the MROs it materialises (one list per class, each as long as its
+# depth) grow with the square of its length.
+MAX_DEPTH = 5_000
 # Bases that add no members a hook could come from; anything else outside the tree is opaque.
 INERT_EXTERNAL_BASES = {
     "object", "ABC", "abc.ABC", "Generic", "typing.Generic", "Protocol", "typing.Protocol",
@@ -67,10 +71,17 @@ class TreeIndex:
         self._suffixes: dict[str, str | None] | None = None
         self._name_memo: dict[tuple[str, str], Symbol | None] = {}
         self._bases_memo: dict[str, tuple[list[str], list[str]]] = {}
+        self._declared_memo: dict[str, tuple[list[str], list[str]]] = {}
         self._mro_memo: dict[str, list[str]] = {}
         self._roots_memo: dict[str, frozenset[str]] = {}
         self._members_memo: dict[str, tuple[dict, dict]] = {}
         self._assign_memo: dict[str, dict[str, list]] = {}
+        self._depth_memo: dict[str, int] = {}
+        self._descendants_memo: dict[str, frozenset[str]] = {}
+        self._opaque_memo: dict[str, tuple[str, ...]] = {}
+        self._class_level_memo: dict[str, dict[str, Found | None]] = {}  # member -> class -> where
+        self._instance_level_memo: dict[str, dict[str, Found | None]] = {}
+        self.too_deep: set[str] = set()  # classes whose in-tree bases were cut (MAX_DEPTH)
 
     def assignments(self, qual: str) -> dict[str, list[tuple[FunctionInfo, tuple]]]:
         """`self.<attr>` assignments in the class's own methods: attr -> [(method, (value, annotation, line))]."""
@@ -215,9 +226,48 @@ class TreeIndex:
 
     # --- classes ------------------------------------------------------------------------------
     def bases(self, qual: str) -> tuple[list[str], list[str]]:
-        """(in-tree base classes, external base names that the tree does not define)."""
-        if qual in self._bases_memo:
-            return self._bases_memo[qual]
+        """(in-tree base classes, external base names that the tree does not define). A class
+        deeper than MAX_DEPTH below its roots has its in-tree bases taken as external: bounded
+        walks, where real hierarchies are a dozen levels deep at most."""
+        hit = self._bases_memo.get(qual)
+        if hit is not None:
+            return hit
+        internal, external = self._declared_bases(qual)
+        if internal and self._depth(qual) > MAX_DEPTH:
+            self.too_deep.add(qual)
+            external = external + [q.rsplit(".", 1)[-1] for q in internal]
+            internal = []
+        self._bases_memo[qual] = (internal, external)
+        return internal, external
+
+    def _depth(self, qual: str) -> int:
+        """Levels from `qual` up to its farthest in-tree root (1 for a root), over the declared
+        bases, computed bottom-up without recursion; a cycle counts as a root."""
+        memo = self._depth_memo
+        if qual in memo:
+            return memo[qual]
+        started: set[str] = set()
+        stack = [qual]
+        while stack:
+            q = stack[-1]
+            if q in memo:
+                stack.pop()
+                continue
+            parents = self._declared_bases(q)[0]
+            if q not in started:
+                started.add(q)
+                waiting = [p for p in parents if p not in memo and p not in started]
+                if waiting:
+                    stack.extend(waiting)
+                    continue
+            stack.pop()
+            memo[q] = 1 + max((memo.get(p, 0) for p in parents), default=0)
+        return memo[qual]
+
+    def _declared_bases(self, qual: str) -> tuple[list[str], list[str]]:
+        hit = self._declared_memo.get(qual)
+        if hit is not None:
+            return hit
         entry = self.classes[qual]
         internal: list[str] = []
         external: list[str] = []
@@ -231,7 +281,7 @@ class TreeIndex:
                 internal.append(sym.qual)
             else:
                 external.append(name)
-        self._bases_memo[qual] = (internal, external)
+        self._declared_memo[qual] = (internal, external)
         return internal, external
 
     def mro(self, qual: str) -> list[str]:
@@ -300,12 +350,42 @@ class TreeIndex:
                     if pos[i] < len(s):
                         in_tail[s[pos[i]]] -= 1
 
-    def opaque_bases(self, qual: str) -> list[str]:
+    def opaque_bases(self, qual: str) -> tuple[str, ...]:
         """External bases anywhere in the MRO that could contribute unknown members."""
-        out = []
-        for c in self.mro(qual):
-            out.extend(b for b in self.bases(c)[1] if b not in INERT_EXTERNAL_BASES)
-        return out
+        return self._up_the_chain(qual, self._opaque_memo, self._own_opaque, self._opaque_of)
+
+    def _own_opaque(self, qual: str) -> tuple[str, ...]:
+        return tuple(b for b in self.bases(qual)[1] if b not in INERT_EXTERNAL_BASES)
+
+    def _opaque_of(self, qual: str) -> tuple[str, ...]:
+        return tuple(b for c in self.mro(qual) for b in self._own_opaque(c))
+
+    def _up_the_chain(self, qual: str, memo: dict, own, whole, combine=None):
+        """`memo[qual]` for a property of a class's MRO, found by walking up single inheritance:
+        on a class with one in-tree parent it is `combine(own(class), the parent's)`, elsewhere
+        `whole(class)` (over its MRO). Every class walked keeps its answer, so asking every class
+        of a chain thousands deep costs the chain's length once, not its square."""
+        hit = memo.get(qual)
+        if hit is not None:
+            return hit
+        walked: list[str] = []
+        seen: set[str] = set()
+        q = qual
+        while True:
+            if q in memo:
+                hit = memo[q]
+                break
+            parents = self.bases(q)[0]
+            if len(parents) != 1 or parents[0] in seen or parents[0] == q:
+                hit = memo[q] = whole(q)
+                break
+            seen.add(q)
+            walked.append(q)
+            q = parents[0]
+        for q in reversed(walked):
+            mine = own(q)
+            hit = memo[q] = combine(mine, hit) if combine is not None else (mine + hit if mine else hit)
+        return hit
 
     @cached_property
     def subclasses(self) -> dict[str, set[str]]:
@@ -316,15 +396,19 @@ class TreeIndex:
                 children.setdefault(base, set()).add(qual)
         return children
 
-    def descendants(self, qual: str) -> set[str]:
-        out: set[str] = set()
-        todo = [qual]
-        while todo:
-            for child in self.subclasses.get(todo.pop(), ()):
-                if child not in out:
-                    out.add(child)
-                    todo.append(child)
-        return out
+    def descendants(self, qual: str) -> frozenset[str]:
+        """Every in-tree subclass of `qual`, at any depth (remembered: rules ask per pairing)."""
+        hit = self._descendants_memo.get(qual)
+        if hit is None:
+            out: set[str] = set()
+            todo = [qual]
+            while todo:
+                for child in self.subclasses.get(todo.pop(), ()):
+                    if child not in out:
+                        out.add(child)
+                        todo.append(child)
+            hit = self._descendants_memo[qual] = frozenset(out)
+        return hit
 
     def member_table(self, qual: str) -> tuple[dict[str, Found], dict[str, Found]]:
         table = self._members_memo.get(qual)
@@ -353,14 +437,39 @@ class TreeIndex:
         Class-level definitions anywhere in the MRO win over instance assignments, as they do
         for methods and properties at run time.
         """
-        class_level, instance_level = self.member_table(qual)
-        return class_level.get(member) or instance_level.get(member)
+        table = self._members_memo.get(qual)
+        if table is not None:
+            return table[0].get(member) or table[1].get(member)
+        return self._class_level(qual, member) or self._instance_level(qual, member)
 
     def method(self, qual: str, name: str) -> FoundMethod | None:
-        hit = self.member_table(qual)[0].get(name)
+        hit = self._class_level(qual, name)
         if hit is None or hit.kind != "method":
             return None  # missing, or a class attribute shadows any method further up
         return _found(FoundMethod, (hit.owner, self.classes[hit.owner].info.methods[name]))
+
+    # One member's lookup without the class's whole member table: rules ask it of every
+    # implementation of a family for a few members, and a table per class of a chain thousands
+    # deep, each naming every member above it, would be quadratic.
+    def _class_level(self, qual: str, name: str) -> Found | None:
+        memo = self._class_level_memo.setdefault(name, {})
+        return self._up_the_chain(qual, memo, lambda c: self._own_class_level(c, name),
+                                  lambda c: self.member_table(c)[0].get(name), _nearest)
+
+    def _instance_level(self, qual: str, name: str) -> Found | None:
+        memo = self._instance_level_memo.setdefault(name, {})
+        return self._up_the_chain(qual, memo, lambda c: self._own_instance_level(c, name),
+                                  lambda c: self.member_table(c)[1].get(name), _nearest)
+
+    def _own_class_level(self, qual: str, name: str) -> Found | None:
+        info = self.classes[qual].info
+        if name in info.methods:
+            return _found(Found, (qual, "method"))
+        return _found(Found, (qual, "attr")) if name in info.attrs else None
+
+    def _own_instance_level(self, qual: str, name: str) -> Found | None:
+        return _found(Found, (qual, "instance")) if any(
+            name in fn.self_attrs for fn in self.classes[qual].info.methods.values()) else None
 
     def owner_of(self, qual: str, member: str) -> str | None:
         """The class whose definition of `member` an instance of `qual` finds, if any."""
@@ -368,10 +477,11 @@ class TreeIndex:
         return hit.owner if hit is not None else None
 
     def has_getattr_hook(self, qual: str) -> str | None:
-        for c in self.mro(qual):
-            if "__getattr__" in self.classes[c].info.methods:
-                return c
-        return None
+        hit = self._class_level(qual, "__getattr__")
+        if hit is not None and hit.kind == "method":
+            return hit.owner
+        return next((c for c in self.mro(qual) if "__getattr__" in self.classes[c].info.methods), None) \
+            if hit is not None else None
 
     def roots(self, qual: str) -> frozenset[str]:
         """The top-most in-tree ancestors of a class (the roots of its families)."""
@@ -384,6 +494,11 @@ class TreeIndex:
             return frozenset((qual,))
         found = [self._roots_memo.get(p, frozenset()) for p in parents]
         return found[0] if len(found) == 1 else frozenset().union(*found)
+
+
+def _nearest(own, above):
+    """The nearer of a class's own answer and its parent's (None: none)."""
+    return own if own is not None else above
 
 
 def _separate_projects(modules: list[Module]) -> None:

@@ -197,7 +197,8 @@ def prefill(backend: Backend, batch):
         for wq, member in model.outermost(found):
             owners, hits, impls = found[(wq, member)]
             finding = self._report(ctx, wq, index.classes[wq], model.wrappers[wq], member, owners, hits)
-            holders = [i for i in impls if index.owner_of(i, member) in owners]
+            owned = set(owners)
+            holders = [i for i in impls if index.owner_of(i, member) in owned]
             yield self.assessed(ctx, finding, [
                 Pairing(self.code, wq, impl, member, site, probe.line, "probe", probe.receiver)
                 for site, probe, _, _ in hits for impl in holders])

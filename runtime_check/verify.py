@@ -52,6 +52,7 @@ from typing import Any
 
 from ..linter.engine import Result
 from ..linter.findings import Finding, short
+from ..linter.report.printable import printable
 from ..rules import RULES_BY_CODE
 from ..rules.base import RuntimeCheck
 from . import call_sites, scenarios
@@ -768,12 +769,13 @@ def _render(verdicts, console, width: int, gpu_problem: str | None) -> None:
         for col in ("wrapper hook", "delegate signature", "verdict", "detail", "time"):
             ct.add_column(col, overflow="fold", justify="right" if col == "time" else "left")
         for c in controls:
-            ct.add_row(f"{c.wrapper.rsplit('.', 1)[-1]}.{c.member}", f"{c.delegate.rsplit('.', 1)[-1]}.{c.signature}",
-                       Text(c.verdict, style="bold green" if c.verdict == "pass" else "bold red"), c.detail,
-                       f"{c.seconds:.3f} s")
+            ct.add_row(printable(f"{c.wrapper.rsplit('.', 1)[-1]}.{c.member}"),
+                       printable(f"{c.delegate.rsplit('.', 1)[-1]}.{c.signature}"),
+                       Text(printable(c.verdict), style="bold green" if c.verdict == "pass" else "bold red"),
+                       printable(c.detail), f"{c.seconds:.3f} s")
         console.print(ct, width=width)
     if gpu_problem:
-        console.print(Text(gpu_problem, style="magenta"))
+        console.print(Text(printable(gpu_problem), style="magenta"))
 
 
 def _plain_findings(ordered, console) -> None:
@@ -782,13 +784,14 @@ def _plain_findings(ordered, console) -> None:
 
     console.print(Text("Runtime verification"))
     for f, v in ordered:
-        console.print(Text(f"{f.code} {f.class_name.rsplit('.', 1)[-1]}.{f.member} at {f.path}:{f.line}"))
-        console.print(Text(f"  verdict: {v.verdict} ({v.load_mode}, {v.seconds:.3f} s)"), soft_wrap=True)
-        console.print(Text(f"  detail: {v.detail}"), soft_wrap=True)
+        console.print(Text(printable(f"{f.code} {f.class_name.rsplit('.', 1)[-1]}.{f.member} at {f.path}:{f.line}")))
+        console.print(Text(printable(f"  verdict: {v.verdict} ({v.load_mode}, {v.seconds:.3f} s)")), soft_wrap=True)
+        console.print(Text(printable(f"  detail: {v.detail}")), soft_wrap=True)
         if isinstance(v.gpu, dict):
-            console.print(Text(f"  GPU smoke test: {v.gpu.get('verdict')}: {v.gpu.get('detail')}"), soft_wrap=True)
+            console.print(Text(printable(f"  GPU smoke test: {v.gpu.get('verdict')}: {v.gpu.get('detail')}")),
+                          soft_wrap=True)
         elif v.gpu:
-            console.print(Text(f"  GPU smoke test: {v.gpu}"), soft_wrap=True)
+            console.print(Text(printable(f"  GPU smoke test: {v.gpu}")), soft_wrap=True)
 
 
 def _table_widths(ordered, show_gpu: bool) -> list[int]:
@@ -831,13 +834,15 @@ def _findings_table(verdicts, ordered, console, width) -> None:
         if show_gpu:
             table.add_column("GPU smoke test", min_width=widths[5])
         for f, v in ordered:
-            name = Text(f"{f.code} {f.class_name.rsplit('.', 1)[-1]}.{f.member}\n{f.path}:{f.line}")
-            row = [name, v.load_mode, Text(v.verdict, style=_STYLE.get(v.verdict, "")), v.detail, f"{v.seconds:.3f} s"]
+            name = Text(printable(f"{f.code} {f.class_name.rsplit('.', 1)[-1]}.{f.member}") + "\n"
+                        + printable(f"{f.path}:{f.line}"))
+            row = [name, printable(v.load_mode), Text(v.verdict, style=_STYLE.get(v.verdict, "")), printable(v.detail),
+                   f"{v.seconds:.3f} s"]
             if show_gpu:
                 if isinstance(v.gpu, dict):
-                    row.append(Text(f"{v.gpu.get('verdict')}: {v.gpu.get('detail')}"))
+                    row.append(Text(printable(f"{v.gpu.get('verdict')}: {v.gpu.get('detail')}")))
                 else:
-                    row.append(v.gpu or "")
+                    row.append(printable(str(v.gpu or "")))
             table.add_row(*row)
         console.print(table, width=width)
     counts = {k: sum(1 for v in verdicts.values() if v.verdict == k) for k in VERDICTS}
@@ -851,5 +856,6 @@ def _findings_table(verdicts, ordered, console, width) -> None:
             console.print(Text(f"  {k}: {MEANING[k]}"), soft_wrap=True)
     wrong = [f for f, v in ordered if v.verdict == "not-reproduced"]
     for f in wrong:
-        console.print(Text(f"note: the static claim {f.code} at {f.path}:{f.line} was NOT reproduced on the real "
-                           f"code: treat it as a likely false positive ({verdicts[f].detail})", style="green"))
+        console.print(Text(printable(f"note: the static claim {f.code} at {f.path}:{f.line} was NOT reproduced on the "
+                                     f"real code: treat it as a likely false positive ({verdicts[f].detail})"),
+                           style="green"))

@@ -288,3 +288,29 @@ def test_the_private_git_folder_and_the_snapshot_are_removed(repo, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert list(scratch.iterdir()) == []
     assert stat.S_ISDIR(os.lstat(repo / ".git").st_mode)
+
+
+def test_a_change_that_edits_its_own_configuration_to_hide_drift_is_named(repo):
+    """A pull request may edit its own [tool.attn-lint]; what that hides, REF's configuration would
+    show, and the `not shown:` line says so."""
+    (repo / "pyproject.toml").write_text("[tool.attn-lint]\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "config")
+    backends = repo / "src" / "serving" / "backends.py"
+    backends.write_text(backends.read_text() + '''
+
+class SplitBackend(Backend):
+    def __init__(self, inner: Backend):
+        self.inner = inner
+
+    def forward(self, batch):
+        return self.inner.forward(batch)
+''')
+    shown = lint(repo, "--new-since", "HEAD", "src")
+    assert shown.returncode == 1 and "SplitBackend" in shown.stdout
+    (repo / "pyproject.toml").write_text('[tool.attn-lint]\nexclude = ["src/serving/backends.py"]\n')
+    hidden = lint(repo, "--new-since", "HEAD", "src")
+    assert hidden.returncode == 0, hidden.stdout
+    assert "1 hidden by configuration changed since HEAD (its configuration shows them)" in hidden.stderr
+    unchanged = lint(repo, "--new-since", "HEAD", "--config", "pyproject.toml", "src")
+    assert "hidden by configuration" not in unchanged.stderr  # a file named by the user is theirs

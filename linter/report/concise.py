@@ -12,7 +12,7 @@ def render(result: Result) -> str:
     lines = [printable(f"{f.path}:{f.line}:{f.column}: {f.code} [{f.severity}] [{f.confidence}] {f.message}")
              for f in result.findings]
     lines.extend(_latent_line(g) for g in latent.groups(result.latent))
-    lines.extend(printable(f"{e.path}:{e.line or 1}:1: {e.kind}: {e.message} (file skipped)") for e in result.errors)
+    lines.extend(printable(f"{e.path}:{e.line or 1}:1: {e.kind}: {e.message} ({e.outcome})") for e in result.errors)
     return "\n".join(lines)
 
 

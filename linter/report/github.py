@@ -43,5 +43,5 @@ def render(result: Result, path_of=None, verbose: bool = False) -> str:
                    f"title={_prop('attn-lint latent drift')}::{_data(latent.summary(g))}")
     for e in result.errors:
         out.append(f"::warning file={_prop(path_of(e.path))},line={e.line or 1},"
-                   f"title={_prop('attn-lint ' + e.kind)}::{_data(e.message + ' (file skipped)')}")
+                   f"title={_prop('attn-lint ' + e.kind)}::{_data(f'{e.message} ({e.outcome})')}")
     return "\n".join(out)

@@ -99,7 +99,7 @@ def build(result: Result, path_of=None, root: str | None = None, extra: dict | N
         results.append(res)
     notifications = [{
         "level": "warning",
-        "message": {"text": f"{e.kind}: {e.message} (file skipped)"},
+        "message": {"text": f"{e.kind}: {e.message} ({e.outcome})"},
         "locations": [_location(path_of(e.path), e.line or 1)],
         "descriptor": {"id": e.kind},
     } for e in result.errors]

@@ -71,7 +71,7 @@ def render(result: Result, console: Console, verbose: bool = False) -> None:
         head.append(printable(f"{e.path}" + (f":{e.line}" if e.line else "")), style="bold")
         head.append(": ")
         head.append(f"{e.kind}", style="magenta")
-        head.append(printable(f": {e.message} (file skipped)"))
+        head.append(printable(f": {e.message} ({e.outcome})"))
         console.print(head)
     _summary(console, result)
 
@@ -136,7 +136,10 @@ def _summary(console: Console, result: Result) -> None:
                 f"{s.get('seconds', 0):.2f} s")
     if result.latent:
         line.append(f"; {len(result.latent)} latent")
-    if result.errors:
-        line.append(f"; {len(result.errors)} file{'s' if len(result.errors) != 1 else ''} could not be analysed",
-                    style="magenta")
+    skipped = sum(1 for e in result.errors if e.skipped)
+    if skipped:
+        line.append(f"; {skipped} file{'s' if skipped != 1 else ''} could not be analysed", style="magenta")
+    if len(result.errors) > skipped:
+        n = len(result.errors) - skipped
+        line.append(f"; {n} file{'s' if n != 1 else ''} analysed in part", style="magenta")
     console.print(line)

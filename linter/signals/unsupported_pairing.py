@@ -116,20 +116,30 @@ def _hard_use(ctx: Context, p: Pairing) -> tuple[str, int, str] | None:
     if p.receiver is None or not fn.reads or p.impl not in index.classes or p.wrapper not in index.classes \
             or index.has_getattr_hook(p.wrapper) or index.opaque_bases(p.wrapper):
         return None
-    obj = _object_keys(fn, p.receiver)
-    if not obj:
-        return None
-    probed = {q.member for q in fn.probes if q.receiver is None or _object_keys(fn, q.receiver) & obj}
-    at_probe = deciding(fn.guards, p.line)
-    for read in fn.reads:
-        if read.attr in probed or not (_object_keys(fn, read.receiver) & obj):
-            continue
-        if not deciding(fn.guards, read.line) <= at_probe:
-            continue  # decided by a test the probe is not: another path
+    for read in _unguarded_reads(ctx, fn, p.receiver, p.line):
         what = _wrapper_fails(index, p.wrapper, p.impl, read.attr, read.chained)
         if what:
             return p.site.path, read.line, what
     return None
+
+
+def _unguarded_reads(ctx: Context, fn, receiver: tuple, line: int) -> list:
+    """The reads of the probed object in `fn` that run on the probe's own path and read a member
+    not probed there (the same for every pairing at that probe: kept)."""
+    memo = ctx.state(_unguarded_reads, dict)
+    key = (id(fn), receiver, line)
+    hit = memo.get(key)
+    if hit is None:
+        obj = _object_keys(fn, receiver)
+        hit = []
+        if obj:
+            probed = {q.member for q in fn.probes if q.receiver is None or _object_keys(fn, q.receiver) & obj}
+            at_probe = deciding(fn.guards, line)
+            # (a read decided by a test the probe is not is on another path)
+            hit = [read for read in fn.reads if read.attr not in probed and _object_keys(fn, read.receiver) & obj
+                   and deciding(fn.guards, read.line) <= at_probe]
+        memo[key] = hit
+    return hit
 
 
 def _wrapper_fails(index, wrapper: str, impl: str, attr: str, chained: bool) -> str | None:
