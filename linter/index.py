@@ -242,27 +242,12 @@ class TreeIndex:
 
     def _depth(self, qual: str) -> int:
         """Levels from `qual` up to its farthest in-tree root (1 for a root), over the declared
-        bases, computed bottom-up without recursion; a cycle counts as a root."""
-        memo = self._depth_memo
-        if qual in memo:
-            return memo[qual]
-        started: set[str] = set()
-        stack = [qual]
-        while stack:
-            q = stack[-1]
-            if q in memo:
-                stack.pop()
-                continue
-            parents = self._declared_bases(q)[0]
-            if q not in started:
-                started.add(q)
-                waiting = [p for p in parents if p not in memo and p not in started]
-                if waiting:
-                    stack.extend(waiting)
-                    continue
-            stack.pop()
-            memo[q] = 1 + max((memo.get(p, 0) for p in parents), default=0)
-        return memo[qual]
+        bases; a cycle counts as a root."""
+        hit = self._depth_memo.get(qual)
+        return hit if hit is not None else self.bottom_up(
+            qual, self._depth_memo,
+            lambda q: 1 + max((self._depth_memo.get(p, 0) for p in self._declared_bases(q)[0]), default=0),
+            lambda q: self._declared_bases(q)[0])
 
     def _declared_bases(self, qual: str) -> tuple[list[str], list[str]]:
         hit = self._declared_memo.get(qual)
@@ -289,11 +274,13 @@ class TreeIndex:
         hit = self._mro_memo.get(qual)
         return hit if hit is not None else self.bottom_up(qual, self._mro_memo, self._linearise)
 
-    def bottom_up(self, qual: str, memo: dict, compute) -> object:
+    def bottom_up(self, qual: str, memo: dict, compute, parents=None) -> object:
         """`memo[qual]`, where `compute(c)` may read `memo` for each of c's in-tree parents: every
         ancestor is computed first, from an explicit stack, since a chain thousands of classes
         deep (written in any order) must not recurse once per class. A parent missing from
-        `memo` when `compute` runs is a cycle in a broken hierarchy."""
+        `memo` when `compute` runs is a cycle in a broken hierarchy. `parents(c)`: c's in-tree
+        bases (by default as `bases` gives them)."""
+        parents = parents or (lambda c: self.bases(c)[0])
         started: set[str] = set()
         stack = [qual]
         while stack:
@@ -303,7 +290,7 @@ class TreeIndex:
                 continue
             if q not in started:
                 started.add(q)
-                waiting = [p for p in self.bases(q)[0] if p not in memo and p not in started]
+                waiting = [p for p in parents(q) if p not in memo and p not in started]
                 if waiting:
                     stack.extend(reversed(waiting))
                     continue

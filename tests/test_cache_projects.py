@@ -13,30 +13,9 @@ from __future__ import annotations
 import shutil
 
 from conftest import write_tree
+from test_astroid_fallback import BACKENDS
 
 from attn_lint.linter.engine import Settings, analyse
-
-BACKENDS = '''
-class Backend:
-    def forward(self, batch):
-        raise NotImplementedError
-
-
-class FlashBackend(Backend):
-    def forward(self, batch):
-        return batch
-
-    def plan_chunks(self, batch):
-        self.planned = batch
-
-
-class HybridBackend(Backend):
-    def __init__(self, full_attn_backend: Backend):
-        self.full_attn_backend = full_attn_backend
-
-    def forward(self, batch):
-        return self.full_attn_backend.forward(batch)
-'''
 
 MODEL = '''
 from serving.backends import FlashBackend
