@@ -119,7 +119,8 @@ def releases(root: Path, lo: str | None = None, hi: str | None = None, package: 
 # Wheels only, for CPython 3.11 on x86-64 Linux (older manylinux tags first: pip does not widen a
 # `manylinux_2_28` platform to the 2014 wheels that older releases ship) or pure Python. No sdist:
 # `pip download` of an sdist prepares its metadata, which runs the package's build code.
-PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_28_x86_64", "manylinux_2_34_x86_64")
+PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_28_x86_64", "manylinux_2_31_x86_64", "manylinux_2_34_x86_64",
+             "manylinux_2_35_x86_64")
 
 
 def index_versions(package: str, lo: str | None = None, hi: str | None = None) -> list[str]:
@@ -609,11 +610,14 @@ def main(argv: list[str] | None = None) -> int:
     if "index" in args.download:
         wanted += index_versions(args.package, args.lo, args.hi)
     for v in wanted:
-        if args.package == PACKAGE:
-            from precision_labels import release_tree
-            release_tree("sglang", v)
-        else:
-            fetch_release(args.package, v)
+        try:
+            if args.package == PACKAGE:
+                from precision_labels import release_tree
+                release_tree("sglang", v)
+            else:
+                fetch_release(args.package, v)
+        except RuntimeError as exc:  # one release the index cannot give us: mine the others
+            print(f"{v}: skipped: {exc}", file=sys.stderr)
     versions = releases(releases_root(args.package), args.lo, args.hi, args.package, tree)
     cache_dir = HISTORY / "lint-cache"
     snaps = []

@@ -103,10 +103,13 @@ def main(argv: list[str] | None = None) -> int:
     docs = [pl.load(n) for n in a.labels] if a.labels else pl.all_labels()
     with open(a.doc, encoding="utf-8") as fh:
         text = fh.read()
+    pooled: dict[str, list[pl.Row]] = {lv: [] for lv in pl.LEVELS}
     for labels in docs:
         tree = trees.get(labels["name"]) or pl.labelled_tree(labels)
         findings, stats = pl.findings_of(tree)
         m = pl.match(labels, findings)
+        for r in m.reported():
+            pooled[r.confidence].append(r)
         blocks = {"summary": summary(m, stats), "findings": findings_table(m)}
         if a.print:
             print(f"## {labels['name']}\n\n{blocks['summary']}\n\n{blocks['findings']}\n")
@@ -116,10 +119,32 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{labels['name']}: {len(m.reported())} findings, default report {n}, {t} true "
               f"({_pct(t, n)}); untriaged {len(m.untriaged())}; true not in default report {len(m.lost_true())}",
               file=sys.stderr)
+    if not a.labels:  # the tiers pool every code base: only a run over all of them writes them
+        body = tiers(pooled, [labels["name"] for labels in docs])
+        if a.print:
+            print(f"## tiers\n\n{body}\n")
+        text = replace_block(text, "tiers", "summary", body)
     if not a.print:
         with open(a.doc, "w", encoding="utf-8") as fh:
             fh.write(text)
     return 0
+
+
+def tiers(pooled: dict[str, list[pl.Row]], names: list[str]) -> str:
+    """Per confidence level, pooled over the labelled code bases: counts by verdict and precision
+    (true over judged; untriaged findings count against it)."""
+    out = [f"Pooled over {', '.join(names)}.", "",
+           "| confidence | findings | " + " | ".join(COLUMNS) + " | precision |",
+           "|---" * (len(COLUMNS) + 3) + "|"]
+    all_true = sum(1 for rows in pooled.values() for r in rows if r.verdict == "true")
+    for level in pl.LEVELS:
+        rows = pooled[level]
+        c = Counter(r.verdict for r in rows)
+        out.append(f"| {level} | {len(rows)} | " + " | ".join(str(c[v]) for v in COLUMNS)
+                   + f" | {_pct(c['true'], len(rows))} |")
+    high_true = sum(1 for r in pooled["high"] if r.verdict == "true")
+    out += ["", f"`high` holds {high_true} of the {all_true} findings judged true ({_pct(high_true, all_true)})."]
+    return "\n".join(out)
 
 
 if __name__ == "__main__":

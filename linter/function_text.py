@@ -19,6 +19,7 @@ from .source_lines import SourceLines
 from .summary import FunctionInfo, ModuleWalk, _summarise_function
 
 _SOURCES = "function-text-source"  # the key of re-read functions in ModuleFacts.derived
+_CONSTANTS = "function-text-constants"  # a module's top-level names bound once to a string
 _WALKS = "function-text-walk"  # and the walks that summarised them (their bindings' and constructions' nodes)
 
 
@@ -117,6 +118,36 @@ class FunctionText:
         if not isinstance(value, ast.Constant) or value.value is Ellipsis:
             return None
         return Constant(value.value)
+
+    def module_constant(self, module: str, name: str) -> str | None:
+        """The string a module-level name is bound to, where its module binds it once, at top
+        level, to a string constant (read from the module's text, once per module)."""
+        facts = self.facts.get(module)
+        if facts is None:
+            return None
+        store = facts.derived.get(_CONSTANTS)
+        if store is None:
+            store = facts.derived[_CONSTANTS] = self._constants(module)
+        return store.get(name)
+
+    def _constants(self, module: str) -> dict[str, str]:
+        mod = self.index.modules.get(module)
+        lines = self._sources.of(mod.file.path) if mod is not None else None
+        if not lines:
+            return {}
+        try:
+            tree = ast.parse(b"".join(lines).decode("utf-8", "replace"))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return {}
+        bound: dict[str, list] = {}
+        for node in tree.body:
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, ast.AnnAssign) and node.value is not None else []
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    bound.setdefault(t.id, []).append(node.value)
+        return {k: v[0].value for k, v in bound.items()
+                if len(v) == 1 and isinstance(v[0], ast.Constant) and isinstance(v[0].value, str)}
 
     def call_node(self, scope: Scope, line: int, col: int) -> ast.Call | None:
         """The call at (line, col) in the function `scope` is in, parsed from that function's text

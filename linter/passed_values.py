@@ -45,8 +45,32 @@ _LAMBDA = "lambda"  # ("lambda", body ref): an argument that is a lambda (a call
 # the tree calls. Whatever an API's caller passes; not "unknown".
 OUTSIDE = ("outside",)
 # Values calling which says what is built: a class, a function (`("fn", qual)`), a callable made
-# in place (`("ret", what it returns)`), a bound method (`("bound", class, name)`), and OUTSIDE.
-_CALLABLE = ("cls", "fn", "ret", "bound", "outside")
+# in place (`("ret", what it returns)`), a bound method (`("bound", class, name)`), OUTSIDE, and
+# what a package outside the tree provides (`("external", dotted name)`: a module the code loads
+# by a constant name that is no module of the tree, `importlib.import_module("pkg.mod")`, an
+# attribute of one, what calling one gives). Never a class of the tree: an annotation that says
+# otherwise (`-> Base`) stands in for the outside class.
+_CALLABLE = ("cls", "fn", "ret", "bound", "outside", "external")
+EXTERNAL = "external"
+
+
+def _dotted_ref(ref: tuple) -> str | None:
+    """`a.b.c` of a name or attribute ref; None for anything else."""
+    parts = []
+    while ref is not None and ref[0] == "attr":
+        parts.append(ref[2])
+        ref = ref[1]
+    if ref is None or ref[0] != "name":
+        return None
+    return ".".join([ref[1], *reversed(parts)])
+
+
+def external(value_keys) -> list[str]:
+    """The outside names a value can only be (empty where any of it is something else)."""
+    keys = list(value_keys)
+    if not keys or not all(isinstance(k, tuple) and k[0] == EXTERNAL for k in keys):
+        return []
+    return sorted(k[1] for k in keys)
 
 
 
@@ -151,7 +175,8 @@ class PassedValues:
                 ev.extend(got[1])
             return out, ev
         if kind == "call":
-            return self._call(ref, scope, steps, visiting)
+            loaded = self._loaded_module(ref, scope)
+            return loaded if loaded is not None else self._call(ref, scope, steps, visiting)
         if kind == "sub":
             return self._table(ref[1], scope, steps)
         if kind == "attr" and scope.cls and scope.fn is not None and scope.fn.params \
@@ -179,6 +204,42 @@ class PassedValues:
         if kind == _LAMBDA:  # a callable: what calling it gives, read where it was written
             got = self.value(ref[1], scope, steps + 1, visiting)
             return None if got is None else ({("ret", k): e for k, e in got[0].items()}, got[1])
+        if kind == "attr" and ref[1] is not None and ref[1][0] == "name":
+            base = self._value(ref[1], scope, steps + 1, visiting)
+            names = external(base[0]) if base is not None else []
+            if names:  # `module.Loader` of a module loaded from outside: outside too
+                return {(EXTERNAL, f"{n}.{ref[2]}"): True for n in names}, base[1]
+        return None
+
+    _IMPORTERS = {"importlib.import_module", "import_module", "__import__"}
+
+    def _loaded_module(self, ref: tuple, scope: Scope):
+        """`importlib.import_module("pkg.mod")` (or `__import__`) of a constant name that is no
+        module of the tree: an outside module, with the evidence that says so; None otherwise."""
+        func = ref[1]
+        if func is None or scope.fn is None or _dotted_ref(func) not in self._IMPORTERS:
+            return None
+        if func[0] == "name" and func[1] == "import_module" and not any(
+                i.local == "import_module" and i.module == "importlib"
+                for i in self.index.modules[scope.module].summary.imports):
+            return None
+        node = self.text.call_node(scope, ref[2], ref[3])
+        if node is None or len(node.args) != 1 or node.keywords:
+            return None
+        name = self._constant_text(node.args[0], scope)
+        if not name or self.index.find_module(name, scope.module) is not None \
+                or any(m == name or m.startswith(name + ".") for m in self.index.modules):
+            return None
+        path = self.text.path(scope.module)
+        note = f"`{name}` is loaded with `importlib` and is no module of the tree: what it gives comes from outside"
+        return {(EXTERNAL, name): True}, [Evidence(path, ref[2], note)]
+
+    def _constant_text(self, node: ast.expr, scope: Scope) -> str | None:
+        """A string constant, or a module-level name bound once to one."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.Name) and node.id not in scope.fn.locals:
+            return self.text.module_constant(scope.module, node.id)
         return None
 
     def _name(self, name: str, scope: Scope, steps: int, visiting: frozenset):
@@ -250,8 +311,8 @@ class PassedValues:
             kind = k[0] if isinstance(k, tuple) else None
             if kind not in _CALLABLE:
                 return None
-            if kind == "outside":
-                _merge(out, {OUTSIDE: exact})  # what an API's caller hands in, called: theirs too
+            if kind in ("outside", EXTERNAL):
+                _merge(out, {k: exact})  # what an API's caller hands in, or an outside class, called: theirs too
             elif kind in ("cls", "ret"):
                 _merge(out, {k[1]: exact})
             else:
@@ -386,7 +447,7 @@ class PassedValues:
         elif None not in found and impls:
             result = (out, ev)
             for owner, m in sorted(impls.items()):
-                if not m.return_values or m.kind != "method":
+                if not m.return_values or m.kind not in ("method", "staticmethod"):
                     result = None
                     break
                 mscope = Scope(self.index.classes[owner].module, owner, m)

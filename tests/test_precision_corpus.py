@@ -1,4 +1,4 @@
-"""The development code bases beyond SGLang and TokenSpeed: diffusers, lmdeploy, xfuser.
+"""The development code bases beyond SGLang and TokenSpeed: vLLM, diffusers, lmdeploy, xfuser.
 
 Each is a release from PyPI (precision_labels.release_tree; skipped, with pip's reason, when the
 registry cannot be reached), analysed whole and matched to tests/data/labels/<name>.json, as
@@ -25,6 +25,10 @@ CORPUS = {
     "lmdeploy-0.18.0": (0, 10, 700),
     # measured 2026-12-05: no finding at any confidence; 12 wrappers, 280 probe sites
     "xfuser-0.7.0": (0, 10, 250),
+    # measured 2026-12-06: 2 in the default report, 1 judged true (Ernie-4.5-VL's rotary override
+    # drops `offsets`); 4 before a delegate loaded from outside the tree was read as such; 108
+    # wrappers, 4,886 probe sites
+    "vllm-0.34.0": (1, 100, 4500),
 }
 
 

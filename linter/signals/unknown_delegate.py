@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..confidence import Pairing, Signal
 from ..findings import Reason, short
-from ..passed_values import OUTSIDE
+from ..passed_values import OUTSIDE, external
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -34,6 +34,9 @@ class UnknownDelegate(Signal):
         w = model.wrappers.get(p.wrapper) if p.wrapper else None
         if w is None:
             return None
+        outside = _held_from_outside(ctx, w, p.impl)
+        if outside is not None:
+            return outside
         if not ctx.tree.calls.init_calls(w.qual):
             return None  # built only outside the tree (an API): what it holds is the caller's choice
         memo = ctx.state(UnknownDelegate, dict)
@@ -44,6 +47,30 @@ class UnknownDelegate(Signal):
         return Reason(self.name, "lower", entry.file.display, entry.info.line,
                       f"no path of the code puts `{short(p.impl)}` into {attrs or 'its delegates'} of "
                       f"`{entry.info.name}`: only a declared type allows it")
+
+
+def _held_from_outside(ctx: Context, w, impl: str) -> Reason | None:
+    """Every delegate that could hold `impl` holds, by every assignment of it, only what a package
+    outside the tree provides (a class loaded with `importlib`): whoever builds the wrapper, no
+    class of the tree is ever there, and its annotation stands in for the outside one."""
+    holding = ctx.model.delegates_holding(w, impl)
+    found = []
+    for d in holding:
+        got = ctx.tree.passed_values.held(w.qual, d.attr)
+        names = external(got.values) if got is not None else []
+        if not names:
+            return None
+        found.append((d.attr, names, got.steps))
+    if not found:
+        return None
+    attr, names, steps = found[0]
+    where = steps[0] if steps else None
+    entry = ctx.index.classes[w.qual]
+    return Reason(UnknownDelegate.name, "lower", where.path if where else entry.file.display,
+                  where.line if where else entry.info.line,
+                  f"`self.{attr}` of `{entry.info.name}` holds only `{names[0]}`"
+                  f"{f' and {len(names) - 1} more' if len(names) > 1 else ''}, from outside the tree: "
+                  f"never `{short(impl)}`")
 
 
 def _built(model, built_values, w, impl: str, memo: dict, depth: int) -> bool:
