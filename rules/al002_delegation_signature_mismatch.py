@@ -56,6 +56,25 @@ class Allocator:
 '''
 
 
+_ROTARY = '''
+class Rotary:
+    def __call__(self, x, offsets=None):
+        return self.apply(x, offsets)
+
+    def apply(self, x, offsets=None):
+        return x
+
+
+class VisionRotary(Rotary):
+    def apply(self, x):                           # the base's call passes `offsets`
+        return x
+
+
+def build(vision):
+    return VisionRotary() if vision else Rotary()
+'''
+
+
 class DelegationSignatureMismatch(Rule):
     code = "AL002"
     name = "delegation-signature-mismatch"
@@ -106,6 +125,15 @@ NotImplementedError`) and overrides taking `**kwargs` are left out. Such a findi
 report when the tree builds the overriding class (`Impl(...)`) or hands the class out (a factory or
 registry returning it); when it is only passed into another class's constructor (a component
 built there) or used nowhere, it is latent drift (`--show-latent`).
+
+A class's own call on `self` of a member it declares is checked against the overrides of the
+subclasses that run that very method (they inherit it): `forward_cpu` calling
+`self.forward_native(positions, query, key, offsets)` meets a subclass whose override takes no
+`offsets`, on every instance of that subclass. Such a finding is `high` where the tree shows the
+calling method run on that subclass (Python calls it itself, a call on `self` in a method it runs,
+a call on an attribute built with it, or the bound method handed on from one of those) and builds
+one, and the call runs whenever its method does (no test or loop between); otherwise it is latent
+drift: a subclass that inherits the method but runs its own entry point instead never makes the call.
 
 And the same drift on the wrapper's side, with no call in the tree: a wrapper's own override of a
 method it forwards to its delegates, narrower than the class that declares that method for it and
@@ -171,6 +199,7 @@ class Runner:
 def build(n):
     return Allocator(SparsePool()) if n else Allocator(PlainPool())
 '''}, expect=(("Allocator", "copy_out"),)),
+        Example({"serving/rotary.py": _ROTARY}, expect=(("Rotary", "apply"),)),
     ]
     VALID = [
         Example({"serving/backends.py": _BACKENDS + '''
@@ -206,6 +235,10 @@ class Runner:
         Example({"serving/pools.py": _POOLS.replace("self._pool.copy_out(indices, extra_indices=extra_indices)",
                                                     "self._pool.copy_out(indices)")},
                 reaches=Reach("Allocator", "copy_out", wrapper=False)),
+        # The subclass runs its own `__call__`: the base's call of `apply` never meets its override.
+        Example({"serving/rotary.py": _ROTARY.replace(
+            "class VisionRotary(Rotary):\n", "class VisionRotary(Rotary):\n    def __call__(self, x, offsets=None):\n"
+            "        return self.apply(x)\n\n")}, reaches=Reach("Rotary", "apply", wrapper=False)),
         # The override is a placeholder: it fails with or without the parameter.
         Example({"serving/pools.py": _POOLS.replace(
             "def copy_out(self, indices):                  # the base gained `extra_indices`; this one did not\n"
@@ -277,8 +310,58 @@ class Runner:
                     Pairing(self.code, site.cls, impl, member, site, call.line, "call", recv)
                     for impl, _, _, _ in rejecting])
         yield from self._dropped_parameters(ctx)
-        yield from self._narrowed_forwards(ctx)
+        own = list(self._own_calls_narrowed(ctx))
+        yield from own
+        shown = {(t, f.member) for f in own for t in f.targets}
+        yield from (f for f in self._narrowed_forwards(ctx)
+                    if (f.class_name, f.member) not in shown)  # the call that breaks it says more
         yield from self._facade_calls(ctx)
+
+    def _own_calls_narrowed(self, ctx: Context) -> Iterable[Finding]:
+        """A class's method calling `self.m(...)` on a member it declares, where a subclass that
+        runs that very method (it inherits it) overrides `m` with a signature that cannot bind the
+        call: every instance of the subclass raises TypeError there. A type checker checks the
+        call against the class's own `m`; the override is the drift (`forward_cpu` calling
+        `self.forward_native(positions, query, key, offsets)` on a subclass whose override takes
+        no `offsets`)."""
+        index = ctx.index
+        for member in sorted(ctx.member_calls):
+            for site, call, (recv, _, how) in ctx.member_calls[member]:
+                fn = site.fn
+                if how != "call" or site.cls is None or fn.kind != "method" or not fn.params or recv is None \
+                        or recv != ("name", fn.params[0].name) or call.star or call.double_star:
+                    continue
+                declared = index.method(site.cls, member)
+                if declared is None or declared.fn.kind != "method":
+                    continue  # undeclared: the optional calls above; a property or attribute: no call
+                shape = CallShape.of(call)
+                if bind_error(bound_params(declared.fn), shape, member):
+                    continue  # the call fails on the class itself: not an override's drift
+                rejecting, accepting = [], [(site.cls, declared.owner, declared.fn, None)]
+                for sub in sorted(index.descendants(site.cls)):
+                    runs, found = index.method(sub, fn.name), index.method(sub, member)
+                    if runs is None or runs.owner != site.cls or found is None or found.owner == declared.owner \
+                            or found.fn.kind != "method" or found.fn.unimplemented:
+                        continue
+                    err = bind_error(bound_params(found.fn), shape, f"{index.classes[found.owner].info.name}.{member}")
+                    (rejecting if err else accepting).append((sub, found.owner, found.fn, err))
+                if not rejecting:
+                    continue
+                res = Resolution(frozenset({site.cls}), (), via="index")
+                finding = self._report(ctx, site, call, shape, member, how, res, [site.cls], rejecting, accepting)
+                finding = self.assessed(ctx, finding, [Pairing(self.code, site.cls, impl, member, site, call.line,
+                                                               "call", recv) for impl, _, _, _ in rejecting])
+                if finding.confidence == "medium":
+                    # Claimed only where the tree shows the calling method run on such an object
+                    # (self-call's support): a subclass that inherits it but runs other code in
+                    # its place (its own entry point over the base's) never makes this call.
+                    reason = Reason("self-call", "lower", site.path, fn.line,
+                                    f"no way the tree shows runs `{site.fn.name}` on "
+                                    f"{', '.join(f'`{short(i)}`' for i in finding.targets[:3])}: the override "
+                                    f"disagrees with the call, which may never meet it")
+                    finding = replace(finding, confidence="low",
+                                      confidence_reasons=(reason, *finding.confidence_reasons))
+                yield finding
 
     def _dropped_parameters(self, ctx: Context) -> Iterable[Finding]:
         """Forwarding calls to a declared member that an override cannot bind: method `m(self, ...,

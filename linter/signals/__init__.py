@@ -21,6 +21,7 @@ _SIGNALS: tuple[tuple[str, str], ...] = (
     ("platform", "PlatformSignal"),
     ("unpassed_option", "UnpassedOption"),
     ("unknown_delegate", "UnknownDelegate"),
+    ("self_call", "SelfCall"),
 )
 
 
