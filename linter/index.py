@@ -175,6 +175,8 @@ class TreeIndex:
                 sym = self._import_target(module, imp, depth)
                 if sym:
                     break
+            if sym is None and head in summary.globals:
+                sym = self._alias(module, summary.globals[head], depth)
             if sym is None and (head in summary.globals or any(n == head for n, _ in summary.name_literals)):
                 # (a collection of string literals binds no value the walk records as a global)
                 sym = Symbol("global", f"{module}.{head}")
@@ -191,6 +193,21 @@ class TreeIndex:
         if sym is None:
             return None
         return self._member(sym, rest, depth) if rest else sym
+
+    def _alias(self, module: str, bindings: tuple, depth: int) -> Symbol | None:
+        """A module-level name bound once to a class by name (`KVConnectorBaseType = KVConnectorBase_V1`,
+        `Backend = backends.Flash`): that class, as Python sees it."""
+        if len(bindings) != 1 or bindings[0] is None or bindings[0][0] not in ("name", "attr"):
+            return None
+        parts = []
+        ref = bindings[0]
+        while ref is not None and ref[0] == "attr":
+            parts.append(ref[2])
+            ref = ref[1]
+        if ref is None or ref[0] != "name":
+            return None
+        target = self.resolve_name(module, ".".join([ref[1], *reversed(parts)]), depth + 1)
+        return target if target is not None and target.kind == "class" else None
 
     def _import_target(self, module: str, imp, depth: int) -> Symbol | None:
         if imp.name is None:

@@ -25,9 +25,10 @@ CORPUS = {
     "lmdeploy-0.18.0": (0, 10, 700),
     # measured 2026-12-05: no finding at any confidence; 12 wrappers, 280 probe sites
     "xfuser-0.7.0": (0, 10, 250),
-    # measured 2026-12-06: 2 in the default report, 1 judged true (Ernie-4.5-VL's rotary override
-    # drops `offsets`); 4 before a delegate loaded from outside the tree was read as such; 108
-    # wrappers, 4,886 probe sites
+    # measured 2026-12-06: 3 in the default report, 2 judged true (Ernie-4.5-VL's rotary override
+    # drops the `offsets` its base's forward_cpu passes: high; MultiConnector hides its connectors'
+    # KV cache events, found once `KVConnectorBaseType = KVConnectorBase_V1` is read as the class);
+    # 4 with 1 true before; 108 wrappers, 4,886 probe sites
     "vllm-0.34.0": (1, 100, 4500),
 }
 
