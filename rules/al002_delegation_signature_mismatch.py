@@ -56,7 +56,7 @@ class Allocator:
 '''
 
 
-_ROTARY = '''
+ROTARY = '''
 class Rotary:
     def __call__(self, x, offsets=None):
         return self.apply(x, offsets)
@@ -199,7 +199,7 @@ class Runner:
 def build(n):
     return Allocator(SparsePool()) if n else Allocator(PlainPool())
 '''}, expect=(("Allocator", "copy_out"),)),
-        Example({"serving/rotary.py": _ROTARY}, expect=(("Rotary", "apply"),)),
+        Example({"serving/rotary.py": ROTARY}, expect=(("Rotary", "apply"),)),
     ]
     VALID = [
         Example({"serving/backends.py": _BACKENDS + '''
@@ -236,7 +236,7 @@ class Runner:
                                                     "self._pool.copy_out(indices)")},
                 reaches=Reach("Allocator", "copy_out", wrapper=False)),
         # The subclass runs its own `__call__`: the base's call of `apply` never meets its override.
-        Example({"serving/rotary.py": _ROTARY.replace(
+        Example({"serving/rotary.py": ROTARY.replace(
             "class VisionRotary(Rotary):\n", "class VisionRotary(Rotary):\n    def __call__(self, x, offsets=None):\n"
             "        return self.apply(x)\n\n")}, reaches=Reach("Rotary", "apply", wrapper=False)),
         # The override is a placeholder: it fails with or without the parameter.

@@ -13,24 +13,7 @@ from __future__ import annotations
 from conftest import write_tree
 
 from attn_lint.linter.engine import Settings, analyse
-
-ROTARY = '''
-class Rotary:
-    def __call__(self, x, offsets=None):
-        return self.apply(x, offsets)
-
-    def apply(self, x, offsets=None):
-        return x
-
-
-class VisionRotary(Rotary):
-    def apply(self, x):
-        return x
-
-
-def build(vision):
-    return VisionRotary() if vision else Rotary()
-'''
+from attn_lint.rules.al002_delegation_signature_mismatch import ROTARY  # the rule's own example
 
 RECEIVER = '''
 import threading
