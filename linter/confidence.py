@@ -99,7 +99,8 @@ def assess(ctx: Context, pairings: Sequence[Pairing], signals: Iterable[Signal])
     support: list[Reason] = []
     budget = ctx.state(_Budget, _Budget)
     unassessed = 0
-    if len(pairings) > budget.left:
+    # A finding within the cut is assessed whole even once the budget is spent.
+    if len(pairings) > max(budget.left, CUT_PAIRINGS):
         unassessed = len(pairings) - CUT_PAIRINGS
         pairings = pairings[:CUT_PAIRINGS]
         budget.cut += 1

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 from conftest import write_tree
 
+from attn_lint.linter import confidence
 from attn_lint.linter.engine import Settings, analyse
 
 BASE = '''
@@ -114,3 +115,13 @@ def test_an_outside_class_in_one_branch_and_the_trees_in_another_keeps_the_pairi
 def test_the_same_tree_renamed_gives_the_same_finding(tmp_path):
     root = tree(tmp_path, pkg="engine", wrapper="ThinShim", module="vendor.thing")
     assert al003(root) == [("ThinShim", "all_weights", "low")]
+
+
+def test_a_spent_pairing_budget_still_assesses_a_small_finding_whole(tmp_path, monkeypatch):
+    """Past the run's pairing budget a finding is assessed on its first CUT_PAIRINGS pairings; one
+    with fewer than that is assessed whole, and its dead pairings still make it latent."""
+    monkeypatch.setattr(confidence, "MAX_PAIRINGS", 0)
+    root = tree(tmp_path)
+    result = analyse([str(root)], Settings(cache_dir=None, select=("AL003",)))
+    assert [(f.member, f.confidence) for f in result.findings] == [("all_weights", "low")]
+    assert result.stats["partly_assessed"] == 0
