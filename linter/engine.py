@@ -440,7 +440,6 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
 def _too_deep(index) -> list[FileError]:
     """One diagnostic per file with classes deeper than the index follows (index.MAX_DEPTH)."""
     from .index import MAX_DEPTH
-    assert index.subclasses is not None  # every class's bases, so that every cut is known
     by_file: dict[str, list[str]] = {}
     for entry in sorted((index.classes[q] for q in index.too_deep), key=lambda e: (e.file.display, e.info.line)):
         by_file.setdefault(entry.file.display, []).append(entry.info.name)

@@ -81,7 +81,7 @@ class TreeIndex:
         self._opaque_memo: dict[str, tuple[str, ...]] = {}
         self._class_level_memo: dict[str, dict[str, Found | None]] = {}  # member -> class -> where
         self._instance_level_memo: dict[str, dict[str, Found | None]] = {}
-        self.too_deep: set[str] = set()  # classes whose in-tree bases were cut (MAX_DEPTH)
+        self._cut: set[str] = set()  # classes whose in-tree bases were cut so far (MAX_DEPTH)
 
     def assignments(self, qual: str) -> dict[str, list[tuple[FunctionInfo, tuple]]]:
         """`self.<attr>` assignments in the class's own methods: attr -> [(method, (value, annotation, line))]."""
@@ -251,7 +251,7 @@ class TreeIndex:
             return hit
         internal, external = self._declared_bases(qual)
         if internal and self._depth(qual) > MAX_DEPTH:
-            self.too_deep.add(qual)
+            self._cut.add(qual)
             external = external + [q.rsplit(".", 1)[-1] for q in internal]
             internal = []
         self._bases_memo[qual] = (internal, external)
@@ -390,6 +390,13 @@ class TreeIndex:
             mine = own(q)
             hit = memo[q] = combine(mine, hit) if combine is not None else (mine + hit if mine else hit)
         return hit
+
+    @cached_property
+    def too_deep(self) -> frozenset[str]:
+        """Every class whose in-tree bases were cut (MAX_DEPTH): each class's bases asked first."""
+        for qual in self.classes:
+            self.bases(qual)
+        return frozenset(self._cut)
 
     @cached_property
     def subclasses(self) -> dict[str, set[str]]:
