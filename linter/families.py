@@ -105,6 +105,10 @@ class FamilyModel:
         the family's root says nothing of which. A type in `exact` is that class alone (a
         delegate built by calling it: Wrapper.exact_types).
         """
+        return list(self._implementations(types, exclude, leaves_only, nested, exact)[0])
+
+    def _implementations(self, types, exclude, leaves_only, nested, exact) -> tuple[tuple[str, ...], frozenset[str]]:
+        """implementations() in order, and as a set for membership (remembered: asked per pairing)."""
         key = (frozenset(types), exclude, leaves_only, nested, frozenset(exact))
         hit = self._implementations_memo.get(key)
         if hit is None:
@@ -117,16 +121,11 @@ class FamilyModel:
                 out -= self.wrappers.keys() - (types if nested else frozenset())
             out.discard(exclude)
             hit = self._implementations_memo[key] = (tuple(sorted(out)), frozenset(out))
-        return list(hit[0])
+        return hit
 
     def delegates_holding(self, w: Wrapper, impl: str) -> list[Delegate]:
         """The wrapper's delegates that can hold `impl` (nested wrappers included)."""
-        out = []
-        for d in w.delegates:
-            self.implementations(d.types, leaves_only=False, exact=d.exact)
-            if impl in self._implementations_memo[(frozenset(d.types), None, False, True, frozenset(d.exact))][1]:
-                out.append(d)
-        return out
+        return [d for d in w.delegates if impl in self._implementations(d.types, None, False, True, d.exact)[1]]
 
     def members_provided(self, impls: list[str]) -> dict[str, set[str]]:
         """Member name -> the classes that define it, over every implementation in `impls`.
