@@ -488,11 +488,14 @@ class TreeIndex:
         return hit.owner if hit is not None else None
 
     def has_getattr_hook(self, qual: str) -> str | None:
-        hit = self._class_level(qual, "__getattr__")
-        if hit is not None and hit.kind == "method":
+        """The nearest class of the MRO that defines a `__getattr__` method, or None."""
+        hit = self._class_level(qual, "__getattr__")  # remembered: asked for every class
+        if hit is None:
+            return None
+        if hit.kind == "method":
             return hit.owner
-        return next((c for c in self.mro(qual) if "__getattr__" in self.classes[c].info.methods), None) \
-            if hit is not None else None
+        # The nearest `__getattr__` is no method (an assignment): a method further up still counts.
+        return next((c for c in self.mro(qual) if "__getattr__" in self.classes[c].info.methods), None)
 
     def roots(self, qual: str) -> frozenset[str]:
         """The top-most in-tree ancestors of a class (the roots of its families)."""
