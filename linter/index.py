@@ -7,7 +7,7 @@ from functools import cached_property
 from typing import NamedTuple
 
 from .discover import SourceFile
-from .summary import ClassInfo, FunctionInfo, ModuleSummary
+from .summary import ClassInfo, FunctionInfo, ModuleSummary, dotted_ref
 
 # Levels of in-tree inheritance followed: real hierarchies are a dozen deep at most; a planted chain
 # deeper than this would make the MROs it materialises (one list per class, each as long as its
@@ -197,16 +197,10 @@ class TreeIndex:
     def _alias(self, module: str, bindings: tuple, depth: int) -> Symbol | None:
         """A module-level name bound once to a class by name (`KVConnectorBaseType = KVConnectorBase_V1`,
         `Backend = backends.Flash`): that class, as Python sees it."""
-        if len(bindings) != 1 or bindings[0] is None or bindings[0][0] not in ("name", "attr"):
+        name = dotted_ref(bindings[0]) if len(bindings) == 1 else None
+        if name is None:
             return None
-        parts = []
-        ref = bindings[0]
-        while ref is not None and ref[0] == "attr":
-            parts.append(ref[2])
-            ref = ref[1]
-        if ref is None or ref[0] != "name":
-            return None
-        target = self.resolve_name(module, ".".join([ref[1], *reversed(parts)]), depth + 1)
+        target = self.resolve_name(module, name, depth + 1)
         return target if target is not None and target.kind == "class" else None
 
     def _import_target(self, module: str, imp, depth: int) -> Symbol | None:

@@ -32,7 +32,7 @@ from .index import TreeIndex
 from .reaching import bind_arguments
 from .registries import Registries
 from .resolve import Resolver, Scope, describe_type
-from .summary import _EXPRESSIONS, KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL
+from .summary import _EXPRESSIONS, KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, dotted_ref
 from .value_uses import ValueUses
 
 MAX_STEPS = 8  # parameter and return hops followed from the assignment
@@ -52,17 +52,6 @@ OUTSIDE = ("outside",)
 # otherwise (`-> Base`) stands in for the outside class.
 _CALLABLE = ("cls", "fn", "ret", "bound", "outside", "external")
 EXTERNAL = "external"
-
-
-def _dotted_ref(ref: tuple) -> str | None:
-    """`a.b.c` of a name or attribute ref; None for anything else."""
-    parts = []
-    while ref is not None and ref[0] == "attr":
-        parts.append(ref[2])
-        ref = ref[1]
-    if ref is None or ref[0] != "name":
-        return None
-    return ".".join([ref[1], *reversed(parts)])
 
 
 def external(value_keys) -> list[str]:
@@ -217,7 +206,7 @@ class PassedValues:
         """`importlib.import_module("pkg.mod")` (or `__import__`) of a constant name that is no
         module of the tree: an outside module, with the evidence that says so; None otherwise."""
         func = ref[1]
-        if func is None or scope.fn is None or _dotted_ref(func) not in self._IMPORTERS:
+        if func is None or scope.fn is None or dotted_ref(func) not in self._IMPORTERS:
             return None
         if func[0] == "name" and func[1] == "import_module" and not any(
                 i.local == "import_module" and i.module == "importlib"

@@ -1652,6 +1652,17 @@ def root_name(ref: tuple | None) -> str | None:
     return ref[1] if ref is not None and ref[0] == "name" else None
 
 
+def dotted_ref(ref: tuple | None) -> str | None:
+    """`a.b.c` of a name or attribute ref (what `dotted` is for a node); None for anything else."""
+    parts = []
+    while ref is not None and ref[0] == "attr":
+        parts.append(ref[2])
+        ref = ref[1]
+    if ref is None or ref[0] != "name":
+        return None
+    return ".".join([ref[1], *reversed(parts)])
+
+
 def member_target(fn: FunctionInfo, func: tuple) -> tuple | None:
     """(receiver ref, member, how) for calls that reach a member through an object.
 
