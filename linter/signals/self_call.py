@@ -40,14 +40,14 @@ class SelfCall(Signal):
            "the tree shows runs on other classes.")
 
     def rule_out(self, ctx: Context, p: Pairing) -> Reason | None:
-        if not _applies(ctx, p) or _runs_on(ctx, p.impl, p.site.cls, p.site.fn.name) is not False:
+        if not _applies(ctx, p) or _runs_on(ctx, p.impl, p.site.fn.name) is not False:
             return None
         return Reason(self.name, "lower", p.site.path, p.site.fn.line,
                       f"no call of `{p.site.fn.name}` the tree shows runs it on `{short(p.impl)}` "
                       f"(its callers run on other classes): this call never meets it")
 
     def support(self, ctx: Context, p: Pairing) -> Reason | None:
-        if not _applies(ctx, p) or not _runs_on(ctx, p.impl, p.site.cls, p.site.fn.name) \
+        if not _applies(ctx, p) or not _runs_on(ctx, p.impl, p.site.fn.name) \
                 or not _unconditional(ctx, p):
             return None
         built = _built_at(ctx, p.impl)
@@ -112,14 +112,14 @@ def _applies(ctx: Context, p: Pairing) -> bool:
 MAX_DEPTH = 6  # methods followed up a chain of `self` calls to one that the tree runs on the object
 
 
-def _runs_on(ctx: Context, impl: str, owner: str, name: str, depth: int = 0) -> bool | None:
-    """Whether the tree runs `owner.name` on an instance of `impl`: True where it shows a way that
-    certainly does (a protocol method; a call on an attribute built with `impl`; a call on `self`,
-    or `self.name` handed on, in a method itself run on one), False where it shows calls of it and
-    none can, None where it may (a receiver whose declared type allows `impl`, a method with no
+def _runs_on(ctx: Context, impl: str, name: str, depth: int = 0) -> bool | None:
+    """Whether the tree runs `impl`'s method `name` on an instance of `impl`: True where it shows a
+    way that certainly does (a protocol method; a call on an attribute built with `impl`; a call on
+    `self`, or `self.name` handed on, in a method itself run on one), False where it shows calls of
+    it and none can, None where it may (a receiver whose declared type allows `impl`, a method with no
     caller in the tree: an entry point or a name called at run time)."""
     memo = ctx.state(_runs_on, dict)
-    key = (impl, owner, name)
+    key = (impl, name)
     if key in memo:
         return memo[key]
     memo[key] = None  # while deciding: a cycle of `self` calls decides nothing
@@ -141,7 +141,7 @@ def _find_runs(ctx: Context, impl: str, name: str, depth: int) -> bool | None:
             if not protocol and (runs is None or runs.owner != site.cls):
                 continue  # a `self` call in a method the implementation does not run
             # (A base's `__init__` runs too, through the `super().__init__(...)` of those below it.)
-            got = True if protocol else _runs_on(ctx, impl, site.cls, fn.name, depth + 1) if depth < MAX_DEPTH else None
+            got = True if protocol else _runs_on(ctx, impl, fn.name, depth + 1) if depth < MAX_DEPTH else None
             if got:
                 return True
             maybe = maybe or got is None
@@ -156,8 +156,8 @@ def _find_runs(ctx: Context, impl: str, name: str, depth: int) -> bool | None:
             continue
         types = ctx.receiver_types(site, recv).instances()
         maybe = maybe or any(t == impl or impl in index.descendants(t) for t in types if t in index.classes)
-    for handing in _handed_on(ctx, impl, name):
-        got = _runs_on(ctx, impl, handing[0], handing[1], depth + 1) if depth < MAX_DEPTH else None
+    for method in _handed_on(ctx, impl, name):
+        got = _runs_on(ctx, impl, method, depth + 1) if depth < MAX_DEPTH else None
         if got:
             return True
         maybe = maybe or got is None
@@ -166,8 +166,8 @@ def _find_runs(ctx: Context, impl: str, name: str, depth: int) -> bool | None:
     return False
 
 
-def _handed_on(ctx: Context, impl: str, name: str) -> list[tuple[str, str]]:
-    """(owner, method) of the methods `impl` runs as its own that use `self.name` as a value (not
+def _handed_on(ctx: Context, impl: str, name: str) -> list[str]:
+    """The methods `impl` runs as its own that use `self.name` as a value (not
     called): the bound method of that very object goes to whatever runs it (a thread, a table of
     handlers, a dispatch attribute)."""
     index = ctx.index
@@ -186,7 +186,7 @@ def _handed_on(ctx: Context, impl: str, name: str) -> list[tuple[str, str]]:
         called = {id(n.func) for n in ast.walk(got.node) if isinstance(n, ast.Call)}
         if any(isinstance(n, ast.Attribute) and n.attr == name and isinstance(n.value, ast.Name)
                and n.value.id == me and id(n) not in called for n in ast.walk(got.node)):
-            out.append((found.owner, method))
+            out.append(method)
     return out
 
 
