@@ -48,13 +48,6 @@ def clean_environment(env) -> dict[str, str]:
     return {k: v for k, v in env.items() if allowed(k)}
 
 
-def confine(hidden: tuple[str, ...] = (), read_only: tuple[str, ...] = ()) -> list[str]:
-    """In the verification process, before any code of the repository runs: `hidden` files behind
-    an empty one and `read_only` folders read-only, for it and every process it starts. Returns
-    what could not be done, as phrases."""
-    return _mount_masks(hidden, read_only)
-
-
 def _libc():
     try:
         return ctypes.CDLL(None, use_errno=True)
@@ -74,7 +67,10 @@ def set_dumpable(on: bool) -> bool | None:
     return bool(was)
 
 
-def _mount_masks(hidden: tuple[str, ...], read_only: tuple[str, ...]) -> list[str]:
+def confine(hidden: tuple[str, ...] = (), read_only: tuple[str, ...] = ()) -> list[str]:
+    """In the verification process, before any code of the repository runs: `hidden` files behind
+    an empty one and `read_only` folders read-only, for it and every process it starts. Returns
+    what could not be done, as phrases."""
     hidden = tuple(p for p in hidden if os.path.isfile(p))
     read_only = tuple(p for p in read_only if os.path.isdir(p))
     if not (hidden or read_only):
@@ -93,21 +89,22 @@ def _mount_masks(hidden: tuple[str, ...], read_only: tuple[str, ...]) -> list[st
             problems.append(f"{path} could not be made read-only for it")
     # A second user namespace: the masks become part of what it inherits, locked, so that the code,
     # root in its own namespace, cannot unmount them.
-    if not _enter_user_namespace(libc, os.geteuid(), os.getegid(), mount=True):
+    if not _enter_user_namespace(libc):
         problems.append("the masks could not be locked")
     return problems
 
 
 def _new_namespaces(libc) -> bool:
-    """A private mount namespace (in a user namespace of its own where the process is not root)."""
-    uid, gid = os.geteuid(), os.getegid()
-    if not _enter_user_namespace(libc, uid, gid, mount=True):
+    """A private mount namespace, in a user namespace of its own (root or not)."""
+    if not _enter_user_namespace(libc):
         return False
     return libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) == 0
 
 
-def _enter_user_namespace(libc, uid: int, gid: int, mount: bool) -> bool:
-    if libc.unshare(_CLONE_NEWUSER | (_CLONE_NEWNS if mount else 0)) != 0:
+def _enter_user_namespace(libc) -> bool:
+    """A user namespace mapping the same user, with a mount namespace of its own."""
+    uid, gid = os.geteuid(), os.getegid()  # (read before: unmapped, they read as the overflow id)
+    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS) != 0:
         return False
     try:
         with open("/proc/self/setgroups", "w") as fh:
