@@ -207,7 +207,18 @@ def _read_config_text(common: str) -> str:
         return ""
 
 
+def _linked(folder: str) -> bool:
+    """Whether a folder below the (resolved) git folder is reached through a link: `.git/logs` or
+    `.git/refs` leading out of the repository is never read."""
+    return os.path.realpath(folder) != folder
+
+
 def _copy_file(src: str, dst: str, budget: _Budget, strict: bool = True) -> None:
+    if not _linked(os.path.dirname(src)):
+        _copy(src, dst, budget, strict)
+
+
+def _copy(src: str, dst: str, budget: _Budget, strict: bool) -> None:
     try:
         data = _read_small(src, MAX_REF_BYTES)
     except RevisionError:
@@ -224,7 +235,7 @@ def _copy_file(src: str, dst: str, budget: _Budget, strict: bool = True) -> None
 
 def _copy_tree(src: str, dst: str, budget: _Budget, strict: bool = True) -> None:
     """Regular files under `src`, links never followed."""
-    todo = [(src, dst)]
+    todo = [] if _linked(src) else [(src, dst)]
     while todo:
         folder, target = todo.pop()
         try:
@@ -237,7 +248,7 @@ def _copy_tree(src: str, dst: str, budget: _Budget, strict: bool = True) -> None
             if entry.is_dir(follow_symlinks=False):
                 todo.append((entry.path, os.path.join(target, entry.name)))
             elif entry.is_file(follow_symlinks=False):
-                _copy_file(entry.path, os.path.join(target, entry.name), budget, strict)
+                _copy(entry.path, os.path.join(target, entry.name), budget, strict)
 
 
 # --- running git ------------------------------------------------------------------------------

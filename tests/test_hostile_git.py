@@ -314,3 +314,25 @@ class SplitBackend(Backend):
     assert "1 hidden by configuration changed since HEAD (its configuration shows them)" in hidden.stderr
     unchanged = lint(repo, "--new-since", "HEAD", "--config", "pyproject.toml", "src")
     assert "hidden by configuration" not in unchanged.stderr  # a file named by the user is theirs
+
+
+def test_ref_folders_that_are_links_out_of_the_repository_are_never_read(repo, tmp_path):
+    """`.git/logs` or `.git/refs/tags` leading out of the repository: the private GIT_DIR copies
+    nothing from there (a file named like a ref, read there, would be someone else's)."""
+    from attn_lint.linter import revision
+    outside = tmp_path / "outside"
+    (outside / "logs").mkdir(parents=True)
+    (outside / "logs" / "HEAD").write_text("secret of the user's\n")
+    (outside / "tags").mkdir()
+    (outside / "tags" / "leak").write_text("secret of the user's\n")
+    shutil.rmtree(repo / ".git" / "logs")
+    (repo / ".git" / "logs").symlink_to(outside / "logs")
+    shutil.rmtree(repo / ".git" / "refs" / "tags", ignore_errors=True)
+    (repo / ".git" / "refs" / "tags").symlink_to(outside / "tags")
+    private = revision._private_git_dir(revision.find_repository(str(repo)))
+    try:
+        copied = [p.read_text() for p in Path(private).rglob("*") if p.is_file()]
+        assert not any("secret" in text for text in copied), copied
+        assert (Path(private) / "refs" / "heads" / "main").is_file()  # the repository's own refs are there
+    finally:
+        shutil.rmtree(private)
