@@ -170,24 +170,28 @@ def _handed_on(ctx: Context, impl: str, name: str) -> list[str]:
     """The methods `impl` runs as its own that use `self.name` as a value (not
     called): the bound method of that very object goes to whatever runs it (a thread, a table of
     handlers, a dispatch attribute)."""
-    index = ctx.index
-    out = []
-    for method, found in sorted(index.member_table(impl)[0].items()):
-        if found.kind != "method":
-            continue
-        entry = index.classes[found.owner]
+    return [method for method, found in sorted(ctx.index.member_table(impl)[0].items())
+            if found.kind == "method" and name in _self_values(ctx, found.owner, method)]
+
+
+def _self_values(ctx: Context, owner: str, method: str) -> frozenset[str]:
+    """The attributes of `self` a method uses as values, not called (read from its text once:
+    every implementation that runs the method, and every name asked, share it)."""
+    memo = ctx.state(_self_values, dict)
+    key = (owner, method)
+    hit = memo.get(key)
+    if hit is None:
+        entry = ctx.index.classes[owner]
         fn = entry.info.methods[method]
-        if not fn.params:
-            continue
-        got = ctx.tree.text.source(Scope(entry.module, found.owner, fn))
-        if got is None:
-            continue
-        me = fn.params[0].name
-        called = {id(n.func) for n in ast.walk(got.node) if isinstance(n, ast.Call)}
-        if any(isinstance(n, ast.Attribute) and n.attr == name and isinstance(n.value, ast.Name)
-               and n.value.id == me and id(n) not in called for n in ast.walk(got.node)):
-            out.append(method)
-    return out
+        got = ctx.tree.text.source(Scope(entry.module, owner, fn)) if fn.params else None
+        hit = frozenset()
+        if got is not None:
+            me = fn.params[0].name
+            called = {id(n.func) for n in ast.walk(got.node) if isinstance(n, ast.Call)}
+            hit = frozenset(n.attr for n in ast.walk(got.node) if isinstance(n, ast.Attribute)
+                            and isinstance(n.value, ast.Name) and n.value.id == me and id(n) not in called)
+        memo[key] = hit
+    return hit
 
 
 def _built_at(ctx: Context, qual: str) -> tuple[str, int, str] | None:
