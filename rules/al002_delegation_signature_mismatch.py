@@ -331,6 +331,9 @@ class Runner:
                 if how != "call" or site.cls is None or fn.kind != "method" or not fn.params or recv is None \
                         or recv != ("name", fn.params[0].name) or call.star or call.double_star:
                     continue
+                subclasses = index.descendants(site.cls)
+                if not subclasses:
+                    continue  # (most classes: asked first, it spares the lookups below)
                 declared = index.method(site.cls, member)
                 if declared is None or declared.fn.kind != "method":
                     continue  # undeclared: the optional calls above; a property or attribute: no call
@@ -338,7 +341,7 @@ class Runner:
                 if bind_error(bound_params(declared.fn), shape, member):
                     continue  # the call fails on the class itself: not an override's drift
                 rejecting, accepting = [], [(site.cls, declared.owner, declared.fn, None)]
-                for sub in sorted(index.descendants(site.cls)):
+                for sub in sorted(subclasses):
                     runs, found = index.method(sub, fn.name), index.method(sub, member)
                     if runs is None or runs.owner != site.cls or found is None or found.owner == declared.owner \
                             or found.fn.kind != "method" or found.fn.unimplemented:
