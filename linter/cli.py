@@ -5,8 +5,8 @@
     attn-lint rule AL001                    print one rule's documentation
 
 Exit status: 0 no findings, 1 findings, 2 usage, configuration or internal error. Only findings of
-confidence medium or high count: low-confidence ones (latent drift) are reported with --show-latent,
-in a section of their own, and never fail a run.
+confidence medium or high count (only high with `--fail-on high`): low-confidence ones (latent drift)
+are reported with --show-latent, in a section of their own, and never fail a run.
 
 The flow of `check` is: `resolve` (defaults < pyproject.toml < flags) -> `analyse` (engine) ->
 `postprocess` (severity overrides, suppressions, per-file-ignores, changed-files filter, baseline,
@@ -27,7 +27,7 @@ import click
 from .. import __version__
 from ..runtime_check.isolate import DEFAULT_MEMORY_LIMIT, DEFAULT_TASK_TIME_LIMIT, parse_size, size_text
 from .cache import Cache
-from .config import FORMATS, Config, ConfigError, Resolved, config_from_bytes, hides_differently, resolve
+from .config import FAIL_ON, FORMATS, Config, ConfigError, Resolved, config_from_bytes, hides_differently, resolve
 from .discover import SourceFile, path_within, paths_within
 from .engine import Result, analyse
 from .report.printable import printable
@@ -128,6 +128,7 @@ class CheckRequest:
     statistics: bool
     verbose: bool
     show_latent: bool | None
+    fail_on: str | None
     report_unused: bool
     baseline: str | None
     write_baseline: str | None
@@ -184,6 +185,10 @@ class CheckRequest:
               help="Also report low-confidence findings (latent drift: every pairing they rest on is ruled out), "
                    "grouped per (wrapper, implementation); they never change the exit status "
                    "[default: `show-latent` in pyproject.toml].")
+@click.option("--fail-on", "fail_on", type=click.Choice(list(FAIL_ON)), default=None,
+              help="The lowest confidence of a finding that makes the exit status 1: `high` gates CI on the "
+                   "findings whose pairing the code builds and whose site it reaches; the others are still "
+                   "reported [default: medium, or `fail-on` in pyproject.toml].")
 @click.option("--ignore-file-errors", "ignore_file_errors", is_flag=True,
               help="Files that cannot be analysed (syntax errors, unreadable...) are still reported but do "
                    "not make the exit status 1.")
@@ -233,9 +238,9 @@ def check(**params):
     Subcommands: `attn-lint rules` lists the rules, `attn-lint rule AL001` explains one,
     `attn-lint server start|stop|status|run` manages the resident server.
 
-    Exit status: 0 no findings, 1 findings of confidence medium or high, a file that could not be
-    analysed (unless --ignore-file-errors) or, with --fix, a file left unwritten; 2 usage,
-    configuration or internal error.
+    Exit status: 0 no findings, 1 findings of confidence medium or high (only high with --fail-on
+    high), a file that could not be analysed (unless --ignore-file-errors) or, with --fix, a file left
+    unwritten; 2 usage, configuration or internal error.
     """
     request = CheckRequest(**params)
     opts = request.options()
@@ -261,7 +266,8 @@ def check(**params):
                            cache_dir=request.cache_dir, no_cache=request.no_cache, jobs=request.jobs,
                            no_astroid=request.no_astroid, server=request.server, config_file=request.config_file,
                            isolated=request.isolated, start=paths[0] if (changed_files and paths) else None,
-                           whole_project=changed_files, show_latent=request.show_latent)
+                           whole_project=changed_files, show_latent=request.show_latent,
+                           fail_on=request.fail_on)
     except ConfigError as exc:
         click.echo(f"attn-lint: configuration error: {exc}", err=True)
         sys.exit(2)
@@ -377,7 +383,16 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
         return 2
     if result.errors and not opts.ignore_file_errors:
         return 1  # a commit with a syntax error must not pass the hook as "no findings" (ruff agrees)
-    return 1 if result.findings or left_unwritten else 0
+    return 1 if failing(result.findings, resolved.fail_on) or left_unwritten else 0
+
+
+def failing(findings, fail_on: str) -> list:
+    """The findings that make the exit status 1 under `--fail-on`: those at that confidence or above.
+    AL900 (an unused suppression) is no claim of drift and has no confidence to gate: it always counts."""
+    from .confidence import LEVELS
+    from .suppress import UNUSED_CODE
+    floor = LEVELS.index(fail_on)
+    return [f for f in findings if f.code == UNUSED_CODE or LEVELS.index(f.confidence) >= floor]
 
 
 @dataclasses.dataclass
@@ -713,6 +728,10 @@ def emit(result: Result, resolved: Resolved, opts: RunOptions, verification: dic
             hidden.append(f"{n_latent} latent (low confidence; --show-latent lists them)")
         if hidden:
             click.echo(f"attn-lint: not shown: {', '.join(hidden)}", err=True)
+        below = len(result.findings) - len(failing(result.findings, resolved.fail_on))
+        if below:
+            click.echo(f"attn-lint: {below} finding{'s' if below != 1 else ''} below confidence {resolved.fail_on} "
+                       f"shown, not failing the run (fail-on {resolved.fail_on})", err=True)
     if result.fixed is not None and fmt in ("text", "concise"):
         click.echo(f"Fixed since {printable(opts.new_since)}: {len(result.fixed)}")
         for f in result.fixed:

@@ -41,6 +41,8 @@ from .userfiles import Refused, read_regular, within
 TABLE = "tool.attn-lint"
 SEVERITIES = ("error", "warning", "info")
 FORMATS = ("text", "concise", "json", "sarif", "github")
+# The confidences a run can be made to fail on (linter/confidence.py): latent drift (`low`) never does.
+FAIL_ON = ("medium", "high")
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 MAX_CONFIG_BYTES = 4 * 2**20  # real pyproject.toml files are a few kB
 
@@ -68,6 +70,7 @@ class Config:
     server: bool | None = None
     format: str | None = None
     show_latent: bool | None = None
+    fail_on: str | None = None  # the lowest confidence that fails the run ("medium" or "high")
     # Findings reviewed and set aside, by identity (linter/identity.py) -> the reviewer's reason.
     dismissed: dict[str, str] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)  # key -> where its value came from
@@ -212,7 +215,7 @@ def hides_differently(a: Config, b: Config) -> bool:
 
 
 _KEYS = ("select", "ignore", "exclude", "per-file-ignores", "src", "severity", "extra-family-bases",
-         "cache-dir", "jobs", "astroid", "server", "format", "show-latent", "dismissed")
+         "cache-dir", "jobs", "astroid", "server", "format", "show-latent", "fail-on", "dismissed")
 _IDENTITY = re.compile(r"^[0-9a-f]{32}$")
 
 
@@ -291,6 +294,10 @@ def _apply_table(cfg: Config, table: dict, where: str) -> None:
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: `show-latent` must be true or false, not {value!r}")
             cfg.show_latent = value
+        elif key == "fail-on":
+            if value not in FAIL_ON:
+                raise ConfigError(f"{where}: `fail-on` must be one of {', '.join(map(repr, FAIL_ON))}, not {value!r}")
+            cfg.fail_on = value
         elif key == "dismissed":
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: `dismissed` must be a table of identity = \"why it is dismissed\"")
@@ -339,6 +346,7 @@ class Resolved:
     server: str = "if-running"
     server_asked: bool = False  # `--server` or `server = true`, even where --no-cache turns it off
     show_latent: bool = False  # also report low-confidence findings (latent drift), in their own section
+    fail_on: str = "medium"  # the lowest confidence of a finding that makes the exit status 1
     # AL900 (unused suppressions) is not an analysis rule: selecting it by name turns the report
     # on; selected alone, every analysis rule still runs (a suppression is unused only against
     # their findings) and only AL900 findings are reported.
@@ -396,6 +404,7 @@ class Resolved:
             ("astroid", s.astroid, src.get("astroid", "default")),
             ("server", self.server, src.get("server", "default")),
             ("show-latent", self.show_latent, src.get("show-latent", "default")),
+            ("fail-on", self.fail_on, src.get("fail-on", "default")),
             ("dismissed", dict(self.dismissed), src.get("dismissed", "default")),
         ]
         return rows
@@ -404,7 +413,7 @@ class Resolved:
 def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=None, cache_dir=None,
             no_cache=False, jobs=None, no_astroid=False, server=None, config_file=None, isolated=False,
             start: str | None = None, whole_project: bool = False, show_latent: bool = False,
-            config: Config | None = None) -> Resolved:
+            fail_on: str | None = None, config: Config | None = None) -> Resolved:
     """Merge defaults < pyproject.toml < command line. Raises ConfigError or ValueError.
     `config`: this configuration instead of the one found (a revision's, for --new-since)."""
     args = {k: v for k, v in locals().items() if k != "config"}
@@ -449,6 +458,7 @@ def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=Non
                      "`attn-lint server start`)")
         use_server = None
     latent = pick("show-latent", True, bool(cfg.show_latent), show_latent)
+    gate = pick("fail-on", fail_on, cfg.fail_on or "medium", fail_on is not None)
 
     if paths:
         run_paths = list(paths)
@@ -472,7 +482,7 @@ def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=Non
     elif cfg.cache_dir:
         settings.cache_dir = cfg.cache_dir
     return Resolved(settings=settings, config=cfg, paths=run_paths, fmt=fmt_, args=args,
-                    sources=sources, exclude=exc, show_latent=latent, selected=sel, notes=notes,
+                    sources=sources, exclude=exc, show_latent=latent, fail_on=gate, selected=sel, notes=notes,
                     report_unused=len(rule_sel) < len(sel) and not unused_ignored,
                     only_unused=bool(sel) and not rule_sel and not unused_ignored, unused_ignored=unused_ignored,
                     server_asked=use_server is True,
