@@ -75,6 +75,36 @@ def build(vision):
 '''
 
 
+METHODS = '''
+class MethodBase:
+    def apply(self, layer, *args, **kwargs):
+        raise NotImplementedError
+
+class ExpertsMethod(MethodBase):
+    def apply(self, layer, x, router_logits):     # the layer passes `scoring_func` too
+        return x
+
+class Config:
+    def method_for(self, layer):
+        raise NotImplementedError
+
+class Int4Config(Config):
+    def method_for(self, layer):
+        if isinstance(layer, Experts):
+            return ExpertsMethod()
+        return None
+
+class Experts:
+    def __init__(self, config: Config):
+        self.method = config.method_for(self)
+
+    def forward(self, x, logits):
+        return self.method.apply(self, x, logits, scoring_func="sigmoid")
+
+CONFIGS = {"int4": Int4Config}
+'''
+
+
 class DelegationSignatureMismatch(Rule):
     code = "AL002"
     name = "delegation-signature-mismatch"
@@ -134,6 +164,16 @@ calling method run on that subclass (Python calls it itself, a call on `self` in
 a call on an attribute built with it, or the bound method handed on from one of those) and builds
 one, and the call runs whenever its method does (no test or loop between); otherwise it is latent
 drift: a subclass that inherits the method but runs its own entry point instead never makes the call.
+
+And the same TypeError through *method objects*: an object a class holds, built by a factory that
+a family of configurations overrides (`self.quant_method = quant_config.get_quant_method(self,
+prefix)`). Each override names the class it builds for the asker's kind (`if isinstance(layer,
+FusedMoE): return MoEMethod(self)`); a return under a test no class of the asker's lineage passes
+is never reached, and one reached only through tests that say nothing of the asker (`if
+skipped(prefix):`) is not claimed. Each class so built must bind the calls the holder makes on it
+(`self.quant_method.apply(layer=self, ..., scoring_func=...)`), although the member is declared on
+their base: one configuration's method that did not gain a parameter raises TypeError on every
+layer of every model quantised with it. A call under a test in its method is latent drift.
 
 And the same drift on the wrapper's side, with no call in the tree: a wrapper's own override of a
 method it forwards to its delegates, narrower than the class that declares that method for it and
@@ -200,6 +240,7 @@ def build(n):
     return Allocator(SparsePool()) if n else Allocator(PlainPool())
 '''}, expect=(("Allocator", "copy_out"),)),
         Example({"serving/rotary.py": ROTARY}, expect=(("Rotary", "apply"),)),
+        Example({"serving/methods.py": METHODS}, expect=(("Experts", "apply"),)),
     ]
     VALID = [
         Example({"serving/backends.py": _BACKENDS + '''
@@ -239,6 +280,10 @@ class Runner:
         Example({"serving/rotary.py": ROTARY.replace(
             "class VisionRotary(Rotary):\n", "class VisionRotary(Rotary):\n    def __call__(self, x, offsets=None):\n"
             "        return self.apply(x)\n\n")}, reaches=Reach("Rotary", "apply", wrapper=False)),
+        # The method a configuration builds for this kind of layer takes what the layer passes.
+        Example({"serving/methods.py": METHODS.replace("def apply(self, layer, x, router_logits):",
+                                                       "def apply(self, layer, x, router_logits, scoring_func=None):")},
+                reaches=Reach("Experts", "apply", wrapper=False)),
         # The override is a placeholder: it fails with or without the parameter.
         Example({"serving/pools.py": _POOLS.replace(
             "def copy_out(self, indices):                  # the base gained `extra_indices`; this one did not\n"
@@ -309,13 +354,75 @@ class Runner:
                 yield self.assessed(ctx, finding, [
                     Pairing(self.code, site.cls, impl, member, site, call.line, "call", recv)
                     for impl, _, _, _ in rejecting])
-        yield from self._dropped_parameters(ctx)
+        dropped = list(self._dropped_parameters(ctx))
+        yield from dropped
         own = list(self._own_calls_narrowed(ctx))
         yield from own
         shown = {(t, f.member) for f in own for t in f.targets}
         yield from (f for f in self._narrowed_forwards(ctx)
                     if (f.class_name, f.member) not in shown)  # the call that breaks it says more
         yield from self._facade_calls(ctx)
+        checked = {f.detail("call") for f in dropped}
+        yield from (f for f in self._factory_built_calls(ctx) if f.detail("call") not in checked)
+
+    def _factory_built_calls(self, ctx: Context) -> Iterable[Finding]:
+        """A call on an object the class holds, built by a factory that a family of configurations
+        overrides (`self.quant_method = quant_config.get_quant_method(self, prefix)`, then
+        `self.quant_method.apply(layer=self, x=x, scoring_func=...)`): each override names the
+        class it builds for an asker of this kind (linter/factory_returns.py), and each such class
+        must bind the call. The member is declared (a placeholder on the method objects' base, often
+        `apply(self, layer, *args, **kwargs)`), so a type checker accepts the call; the class one
+        configuration builds is what raises TypeError, on every layer it serves."""
+        from ..linter.factory_returns import held_from_factories
+        from ..linter.signals.self_call import _unconditional
+
+        index = ctx.index
+        memo: dict[tuple[str, str], list] = {}
+        for member in sorted(ctx.member_calls):
+            for site, call, (recv, _, how) in ctx.member_calls[member]:
+                fn = site.fn
+                if how != "call" or site.cls is None or fn.kind != "method" or not fn.params or recv is None \
+                        or recv[0] != "attr" or recv[1] != ("name", fn.params[0].name) \
+                        or call.star or call.double_star:
+                    continue
+                key = (site.cls, recv[2])
+                if key not in memo:
+                    memo[key] = held_from_factories(ctx, site.cls, recv[2])
+                built = memo[key]
+                if not built:
+                    continue
+                shape = CallShape.of(call)
+                rejecting, accepting, seen = [], [], set()
+                for b in built:
+                    found = index.method(b.cls, member)
+                    if found is None or b.cls in seen:
+                        continue
+                    seen.add(b.cls)
+                    owner, impl_fn = found
+                    if impl_fn.kind not in ("method", "staticmethod", "classmethod") or impl_fn.unimplemented:
+                        continue
+                    err = bind_error(bound_params(impl_fn), shape, f"{index.classes[owner].info.name}.{member}",
+                                     implicit=0 if impl_fn.kind == "staticmethod" else 1)
+                    (rejecting if err else accepting).append((b.cls, owner, impl_fn, err))
+                if not rejecting:
+                    continue
+                steps = tuple(b.evidence for b in built if b.cls in {r[0] for r in rejecting})
+                res = Resolution(frozenset(b.cls for b in built), steps, via="factory returns")
+                finding = self._report(ctx, site, call, shape, member, how, res, [f"self.{recv[2]}"],
+                                       rejecting, accepting)
+                finding = replace(finding, details=(*finding.details, ("variant", "factory-built")))
+                pairings = [Pairing(self.code, site.cls, impl, member, site, call.line, "call", recv)
+                            for impl, _, _, _ in rejecting]
+                finding = self.assessed(ctx, finding, pairings)
+                if finding.confidence == "medium" and not _unconditional(ctx, pairings[0]):
+                    # A call under a test may be one the class built for this kind never meets
+                    # (the data that takes that branch is another configuration's).
+                    reason = Reason("factory-built", "lower", site.path, call.line,
+                                    f"the call runs only where a test in `{site.where}` holds: the classes the "
+                                    f"factory builds for this kind may never take that branch")
+                    finding = replace(finding, confidence="low",
+                                      confidence_reasons=(reason, *finding.confidence_reasons))
+                yield finding
 
     def _own_calls_narrowed(self, ctx: Context) -> Iterable[Finding]:
         """A class's method calling `self.m(...)` on a member it declares, where a subclass that
