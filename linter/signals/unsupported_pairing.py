@@ -27,6 +27,9 @@ module names (defines or imports) are of one lineage, the implementation's: that
 with it in view, so the pairing does not turn supported because an unrelated class gained a
 member of that name. A module naming no holder, or holders of two lineages (a registry of every
 backend), keeps the pairing: it only says one of the holders is installed, not which.
+A call made only where a test of an object's kind holds (inside `if isinstance(c, SupportsX):`, or
+after `if not isinstance(c, SupportsX): return ...`) is not unguarded: it runs on the kinds the
+test names, and every other installed object takes the other branch.
 Code that asserts the installed object is an implementation of that lineage wherever it runs
 (`b = get_backend()`, `assert isinstance(b, Impl)` in the function's body or its `if
 TYPE_CHECKING:` block, on an object no other `isinstance` there tests: what the authors declare it
@@ -42,6 +45,7 @@ delegate itself, which is then the installed object, not the wrapper.
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..confidence import Pairing, Signal
@@ -164,6 +168,45 @@ def _wrapper_fails(index, wrapper: str, impl: str, attr: str, chained: bool) -> 
     return None
 
 
+def _kind_tested(ctx: Context, site, line: int) -> bool:
+    """The line runs only where an `isinstance(...)` test holds (inside `if isinstance(c, X):`,
+    or after `if not isinstance(c, SupportsX): return ...`): the call there is made on the kinds
+    the test names, not on whatever the accessor can return. Read from the function's text."""
+    got = ctx.tree.text.source(site.scope)
+    if got is None:
+        return False
+
+    def tests_kind(test: ast.expr, holds: bool) -> bool:
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return tests_kind(test.operand, not holds)
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) == holds:
+            return any(tests_kind(v, holds) for v in test.values)
+        return holds and isinstance(test, ast.Call) and isinstance(test.func, ast.Name) \
+            and test.func.id == "isinstance"
+
+    def within(body: list) -> bool:
+        for stmt in body:
+            start, end = stmt.lineno, stmt.end_lineno or stmt.lineno
+            if line < start:
+                return False
+            if isinstance(stmt, ast.If):
+                exits = bool(stmt.body) and isinstance(stmt.body[-1], (ast.Return, ast.Raise))
+                if line > end and exits and not stmt.orelse and tests_kind(stmt.test, False):
+                    return True
+                if start <= line <= end:
+                    in_body = stmt.body and stmt.body[0].lineno <= line <= (stmt.body[-1].end_lineno or line)
+                    if tests_kind(stmt.test, bool(in_body)) and stmt.test.lineno < line:
+                        return True
+                    return within(stmt.body if in_body else stmt.orelse)
+            elif start <= line <= end:
+                inner = [s for f in ("body", "orelse", "finalbody") for s in getattr(stmt, f, []) or []
+                         if isinstance(s, ast.stmt)]
+                return within(inner)
+        return False
+
+    return within(getattr(got.node, "body", []))
+
+
 class _Consumers:
     """Per run: the unguarded member calls on an accessor's result, found lazily by member."""
 
@@ -273,6 +316,8 @@ class _Consumers:
             if how == "getattr" or (id(site.fn), call.line, call.col) in self._optional \
                     or any(q.member == member for q in site.fn.probes):
                 continue  # optional where it is called: probed first (each accessor call is a new ref)
+            if _kind_tested(self.ctx, site, call.line):
+                continue  # made only where a test of an object's kind holds: for the kinds it names
             acc = self._accessor_of(site, recv)
             if acc is not None:
                 types = [t for t in acc[1] if self.index.lookup(t, member) is None]
