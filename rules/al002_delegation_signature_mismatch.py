@@ -75,6 +75,31 @@ def build(vision):
 '''
 
 
+KV_SHAPES = '''
+class Backend:
+    def kv_shape(self, n, size, cache_dtype="auto"):
+        raise NotImplementedError
+''' + "".join(f'''
+class {name}Backend(Backend):
+    def kv_shape(self, n, size, cache_dtype="auto"):
+        return (n, size)
+''' for name in ("Flash", "Triton", "Flex", "Tree")) + '''
+class RocmBackend(Backend):
+    def kv_shape(self, n, size):                  # the family gained `cache_dtype`; this one did not
+        return (n, size)
+
+TABLE = {"flash": FlashBackend, "triton": TritonBackend, "flex": FlexBackend, "tree": TreeBackend,
+         "rocm": RocmBackend}
+
+class Runner:
+    def __init__(self, name):
+        self.backend: Backend = TABLE[name]()
+
+    def allocate(self, n, size, dtype):
+        return self.backend.kv_shape(n, size, cache_dtype=dtype)
+'''
+
+
 METHODS = '''
 class MethodBase:
     def apply(self, layer, *args, **kwargs):
@@ -175,6 +200,15 @@ skipped(prefix):`) is not claimed. Each class so built must bind the calls the h
 their base: one configuration's method that did not gain a parameter raises TypeError on every
 layer of every model quantised with it. A call under a test in its method is latent drift.
 
+And a declared member's override that lost what the rest of its family took: a call binding the
+declaration (`backend.kv_shape(n, size, heads, dim, cache_dtype=x)` against `Backend.kv_shape(self,
+n, size, heads, dim, cache_dtype="auto")`) meets an override, among at least five, that is its
+nearest base's signature less a parameter or two, while at least four in five of the overrides the
+receiver can reach take the call. Every run that installs that class raises TypeError there. An
+override of another shape altogether, one agreeing with a base of its own branch that re-declares
+the method, or a family where many overrides differ is the caller's contract, not drift; an
+override nothing in the tree builds or hands out is latent.
+
 And the same drift on the wrapper's side, with no call in the tree: a wrapper's own override of a
 method it forwards to its delegates, narrower than the class that declares that method for it and
 for them (`def enable_offload(self, gpu_id=0)` handing the call to its sub-pipelines, while the base
@@ -241,6 +275,7 @@ def build(n):
 '''}, expect=(("Allocator", "copy_out"),)),
         Example({"serving/rotary.py": ROTARY}, expect=(("Rotary", "apply"),)),
         Example({"serving/methods.py": METHODS}, expect=(("Experts", "apply"),)),
+        Example({"serving/shapes.py": KV_SHAPES}, expect=(("Runner", "kv_shape"),)),
     ]
     VALID = [
         Example({"serving/backends.py": _BACKENDS + '''
@@ -284,6 +319,10 @@ class Runner:
         Example({"serving/methods.py": METHODS.replace("def apply(self, layer, x, router_logits):",
                                                        "def apply(self, layer, x, router_logits, scoring_func=None):")},
                 reaches=Reach("Experts", "apply", wrapper=False)),
+        # The odd one out took the family's new parameter.
+        Example({"serving/shapes.py": KV_SHAPES.replace("def kv_shape(self, n, size):",
+                                                        "def kv_shape(self, n, size, cache_dtype=None):")},
+                reaches=Reach("Runner", "kv_shape", wrapper=False)),
         # The override is a placeholder: it fails with or without the parameter.
         Example({"serving/pools.py": _POOLS.replace(
             "def copy_out(self, indices):                  # the base gained `extra_indices`; this one did not\n"
@@ -363,7 +402,55 @@ class Runner:
                     if (f.class_name, f.member) not in shown)  # the call that breaks it says more
         yield from self._facade_calls(ctx)
         checked = {f.detail("call") for f in dropped}
-        yield from (f for f in self._factory_built_calls(ctx) if f.detail("call") not in checked)
+        built = [f for f in self._factory_built_calls(ctx) if f.detail("call") not in checked]
+        yield from built
+        checked |= {f.detail("call") for f in built}
+        yield from (f for f in self._odd_overrides(ctx) if f.detail("call") not in checked)
+
+    def _odd_overrides(self, ctx: Context) -> Iterable[Finding]:
+        """A call that binds a method's declaration, made on a receiver whose overrides of it
+        all take the call but one or two (the odd ones out: the declaration gained a parameter,
+        the family followed, these did not). The declaration is what a type checker checks the
+        call against; the override is the drift: every call reaching that class raises TypeError
+        (a backend's `get_kv_cache_shape(..., cache_dtype_str=)`, a quantisation method's
+        `apply_monolithic(..., input_ids=)`). Only where at least four in five overrides take the
+        call: a family where many overrides differ is a family whose signatures vary by design,
+        and the call is the caller's contract with the ones it is written for."""
+        index = ctx.index
+        narrow = _narrow_overrides(index)
+        for member in sorted(narrow.keys() & ctx.member_calls.keys()):
+            for site, call, (recv, _, how) in ctx.member_calls[member]:
+                fn = site.fn
+                if how != "call" or recv is None or call.star or call.double_star \
+                        or (fn.params and _on_self(recv, fn.params[0].name)):
+                    continue
+                res = ctx.receiver_types(site, recv)
+                statics = sorted(t for t in res.instances() if t in index.classes)
+                shape = CallShape.of(call)
+                for declaring, decl_fn, overrides in narrow[member]:
+                    mine = [t for t in statics if declaring in index.mro(t)]
+                    if not mine or bind_error(bound_params(decl_fn), shape, member):
+                        continue
+                    reach = set(mine) | {d for t in mine for d in index.descendants(t)}
+                    rejecting, accepting = [], []
+                    for owner, impl_fn in overrides:
+                        if owner not in reach:
+                            continue
+                        err = bind_error(bound_params(impl_fn), shape, f"{index.classes[owner].info.name}.{member}",
+                                         implicit=0 if impl_fn.kind == "staticmethod" else 1)
+                        if err and not _drifted(index, owner, member, impl_fn, shape):
+                            continue  # its own branch of the family has another contract: not drift
+                        (rejecting if err else accepting).append((owner, owner, impl_fn, err))
+                    if not rejecting or len(accepting) < 4 * len(rejecting):
+                        continue
+                    finding = self._report(ctx, site, call, shape, member, how, res, mine, rejecting, accepting,
+                                           dropped_from=declaring)
+                    finding = replace(finding, details=(*finding.details, ("odd_ones_out", "yes")))
+                    finding = self.assessed(ctx, finding, [Pairing(self.code, site.cls, impl, member, site,
+                                                                   call.line, "call", recv)
+                                                           for impl, _, _, _ in rejecting])
+                    yield _latent_unless_built(ctx, finding, rejecting)
+                    break
 
     def _factory_built_calls(self, ctx: Context) -> Iterable[Finding]:
         """A call on an object the class holds, built by a factory that a family of configurations
@@ -674,6 +761,52 @@ class Runner:
                             class_name=site.cls or site.module, member=member,
                             targets=sorted({impl for impl, _, _, _ in rejecting}), evidence=evidence,
                             details=details)
+
+
+def _narrow_overrides(index) -> dict[str, list[tuple[str, object, list]]]:
+    """member -> [(declaring class, its declaration, its overrides)] for each method declared by
+    a class no base of which declares it, with at least five real overrides (placeholders left
+    out) of which some drop a parameter the declaration takes (linter/signature: `_dropped`)."""
+    out: dict[str, list] = {}
+    for qual, entry in index.classes.items():
+        subs = index.descendants(qual)
+        if len(subs) < 5:
+            continue
+        for name, fn in entry.info.methods.items():
+            if name.startswith("__") or fn.kind not in ("method", "staticmethod", "classmethod") \
+                    or any(c in index.classes and name in index.classes[c].info.methods
+                           for c in index.mro(qual)[1:]):
+                continue
+            overrides = [(d, index.classes[d].info.methods[name]) for d in sorted(subs)
+                         if d in index.classes and name in index.classes[d].info.methods]
+            overrides = [(d, f) for d, f in overrides if f.kind == fn.kind and not f.unimplemented]
+            if len(overrides) < 5:
+                continue
+            names = {p.name for p in bound_params(fn) if p.kind in (POSITIONAL_OR_KEYWORD, KEYWORD_ONLY)}
+            if any(_lacks(names, bound_params(f)) for _, f in overrides):
+                out.setdefault(name, []).append((qual, fn, overrides))
+    return out
+
+
+def _drifted(index, owner: str, member: str, fn, shape: CallShape) -> bool:
+    """The override is its nearest declaring base's signature that lost a parameter or two: that
+    base binds the call, and the override keeps at least as many of its parameter names as it
+    lost. A method of another shape altogether (`forward(mixer, hidden_states, ...)` under a base
+    `forward(q, k, v, ...)`) is another contract, and an override agreeing with its own branch's
+    base (`apply(layer, dispatch_output)` under a base that re-declares it so) is no drift."""
+    base = next(((c, index.classes[c].info.methods[member]) for c in index.mro(owner)[1:]
+                 if c in index.classes and member in index.classes[c].info.methods), None)
+    if base is None or bind_error(bound_params(base[1]), shape, member):
+        return False
+    names = {p.name for p in bound_params(base[1]) if p.kind in (POSITIONAL_OR_KEYWORD, KEYWORD_ONLY)}
+    took = {p.name for p in bound_params(fn)}
+    lost, kept = names - took, names & took
+    return 1 <= len(lost) <= 2 and len(kept) >= len(lost)
+
+
+def _lacks(names: set[str], override: tuple) -> bool:
+    """The override takes no `**kwargs` and lacks one of these parameter names."""
+    return not any(p.kind == VAR_KEYWORD for p in override) and bool(names - {p.name for p in override})
 
 
 def _caller(site) -> str:
