@@ -312,6 +312,7 @@ SUMMARY_FIELDS: tuple[tuple[str, str, str | None, str, str], ...] = (
     ("attr_values", "v", None, "_strs(v)", "v"),
     ("name_values", "v", None, "_strs(v)", "v"),
     ("handed", "v", None, "_tuple_of(v, _str_pair)", "v"),
+    ("string_named", "v", None, "_tuple_of(v, _str_pair)", "v"),
 )
 RECORD_FIELDS = {FunctionInfo: FUNCTION_FIELDS, ClassInfo: CLASS_FIELDS, ModuleSummary: SUMMARY_FIELDS}
 

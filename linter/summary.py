@@ -30,7 +30,7 @@ from .platforms import add_platform_gates, test_platform
 from .reaching import bind_arguments, bind_local_calls
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 34
+SUMMARY_VERSION = 35
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -216,6 +216,10 @@ class ModuleSummary:
     # (callee, name): a name handed as an argument to a call of a plain or dotted name
     # (`Pool(index_cls=C)`, `make(C)`), which decides what the name is given to.
     handed: tuple[tuple[str, str], ...] = ()
+    # (module text, class name) pairs of a module-level table that names classes by strings for a
+    # lazy import (`MODELS = {"Arch": ("gemma3_mm", "Gemma3ForCausalLM")}`): each such class is
+    # handed out by name (signals/model_reach.py: `named_by_strings`).
+    string_named: tuple[tuple[str, str], ...] = ()
 
     @property
     def globals(self) -> dict[str, tuple[tuple, ...]]:
@@ -1545,6 +1549,7 @@ def summarise_tree(tree: ast.Module, n_lines: int, module: ModuleWalk | None = N
     pending: list[ast.AST] = []
     dunder_all = None
     unguarded: list[int] = []
+    string_named: list[tuple[str, str]] = []
 
     module = module if module is not None else ModuleWalk()
     chains = module.chains
@@ -1566,6 +1571,8 @@ def summarise_tree(tree: ast.Module, n_lines: int, module: ModuleWalk | None = N
                                if isinstance(e, ast.Constant) and isinstance(e.value, str))
         elif type(stmt) is ast.Assign or type(stmt) is ast.AnnAssign or type(stmt) is ast.AugAssign:
             _note_literals(module.literals, stmt)
+            if type(stmt.value) is ast.Dict:
+                string_named.extend(_string_named(stmt.value))
         first = len(imports)
         top_walker.visit(stmt)  # definitions nested under if/try are skipped by the walker
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
@@ -1601,7 +1608,21 @@ def summarise_tree(tree: ast.Module, n_lines: int, module: ModuleWalk | None = N
         slot_reads=tuple(sorted({c for c in chains if c[0] in filled})),
         name_literals=tuple(module.literals), attr_values=tuple(sorted(module.attr_values)),
         name_values=tuple(sorted(module.name_values)), handed=tuple(sorted(module.handed)),
+        string_named=tuple(sorted(set(string_named))),
     )
+
+
+def _string_named(table: ast.Dict) -> list[tuple[str, str]]:
+    """The (module, class) pairs a table's values name as two strings (`("gemma3_mm",
+    "Gemma3ForCausalLM")`): a dotted or plain module name and a capitalised identifier."""
+    out = []
+    for v in table.values:
+        if type(v) is ast.Tuple and len(v.elts) == 2 and all(type(e) is ast.Constant and type(e.value) is str
+                                                             for e in v.elts):
+            mod, cls = v.elts[0].value, v.elts[1].value
+            if cls.isidentifier() and cls[:1].isupper() and mod and all(p.isidentifier() for p in mod.split(".")):
+                out.append((mod, cls))
+    return out
 
 
 def _note_model_type(literals: list, cls: str, value: ast.expr) -> None:

@@ -178,7 +178,7 @@ while an override some implementation has dropped or renamed `k` (the base gaine
 override did not). Calls on `self` or `super()`, overrides that are placeholders (`raise
 NotImplementedError`) and overrides taking `**kwargs` are left out. Such a finding is in the default
 report when the tree builds the overriding class (`Impl(...)`) or hands the class out (a factory or
-registry returning it); when it is only passed into another class's constructor (a component
+registry returning it, or a table naming it and its module by strings for a lazy import); when it is only passed into another class's constructor (a component
 built there) or used nowhere, it is latent drift (`--show-latent`).
 
 A class's own call on `self` of a member it declares is checked against the overrides of the
@@ -869,7 +869,7 @@ def _latent_unless_built(ctx: Context, finding: Finding, rejecting: list) -> Fin
     index = ctx.index
     reach = reach_of(ctx)
     if any(ctx.tree.calls.built_by_name(impl, reach.named_callers) or impl.rsplit(".", 1)[-1] in reach.escaped
-           for impl, _, _, _ in rejecting):
+           or impl in reach.named_by_strings for impl, _, _, _ in rejecting):
         return finding
     impl, owner, fn, _ = rejecting[0]
     entry = index.classes[owner]

@@ -360,6 +360,25 @@ class _Reach:
                          if receiver and receiver[0] == "name")
 
     @cached_property
+    def named_by_strings(self) -> frozenset[str]:
+        """Classes a module-level table names by two strings, their module and their name, for a
+        lazy import (`{"Arch": ("gemma3_mm", "Gemma3ForCausalLM")}`, then `import_module` and
+        `getattr`): handed out by name, as a class in a table of classes is. A pair counts only
+        where an in-tree class of that name lives in a module whose dotted name ends with it."""
+        wanted: dict[str, set[str]] = {}
+        for mod in self.index.modules.values():
+            for module_text, name in mod.summary.string_named:
+                wanted.setdefault(name, set()).add(module_text)
+        if not wanted:
+            return frozenset()
+        out = set()
+        for qual, entry in self.index.classes.items():
+            texts = wanted.get(entry.info.name)
+            if texts and any(entry.module == t or entry.module.endswith("." + t) for t in texts):
+                out.add(qual)
+        return frozenset(out)
+
+    @cached_property
     def model_types(self) -> dict[str, list[str]]:
         """Model type -> the configuration classes that declare it (`model_type = "foo"`)."""
         table: dict[str, list[str]] = {}

@@ -213,4 +213,7 @@ def _built_at(ctx: Context, qual: str) -> tuple[str, int, str] | None:
             return index.modules[module].file.display, place[3] if len(place) > 3 else 0, f"`{name}(...)`"
     if name in reach.escaped:
         return index.classes[qual].file.display, index.classes[qual].info.line, f"`{name}` is handed on as a value"
+    if qual in reach.named_by_strings:
+        return (index.classes[qual].file.display, index.classes[qual].info.line,
+                f"`{name}` is named, with its module, in a table of classes imported by name")
     return None
