@@ -178,7 +178,8 @@ while an override some implementation has dropped or renamed `k` (the base gaine
 override did not). Calls on `self` or `super()`, overrides that are placeholders (`raise
 NotImplementedError`) and overrides taking `**kwargs` are left out. Such a finding is in the default
 report when the tree builds the overriding class (`Impl(...)`) or hands the class out (a factory or
-registry returning it, or a table naming it and its module by strings for a lazy import); when it is only passed into another class's constructor (a component
+registry returning it, or a table naming it and its module by strings for a lazy import); when it
+is only passed into another class's constructor (a component
 built there) or used nowhere, it is latent drift (`--show-latent`).
 
 A class's own call on `self` of a member it declares is checked against the overrides of the
