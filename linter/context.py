@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import builtins
 import functools
 from collections.abc import Callable, Iterable, Iterator
@@ -11,6 +12,7 @@ from typing import TypeVar
 from .facts import Site
 from .families import FamilyModel
 from .findings import Evidence
+from .holding_tests import holding, implied_isinstance
 from .index import TreeIndex
 from .passes import TreeModel, run_passes
 from .resolve import NOTHING, Resolution, Resolver
@@ -151,9 +153,37 @@ class Context:
                 yield Reached(item, res, self.can_be(res, wq, site, recv))
                 continue
             res = self.receiver_types(site, recv, line if kind == "probe" else 0, col, kind)
+            if not res.instances() and recv is not None and recv[0] == "name":
+                res = self.kind_tested(site, recv[1], line) or res
             static = self.can_be(res, wq, site, recv)
             if static:
                 yield Reached(item, res, static)
+
+    def kind_tested(self, site: Site, name: str, line: int) -> Resolution | None:
+        """A local the index cannot type, used where `isinstance(name, C)` holds (inside `if
+        isinstance(q, Base):`, after `if not isinstance(q, Base): return`): an instance of C.
+        (`q = getattr(layer, "quant_method", None)`, then the test, then `q.process(layer)`.)"""
+        key = ("kind", site.module, id(site.fn), name, line)
+        if key in self._memo:
+            return self._memo[key]
+        out = None
+        got = self.tree.text.source(site.scope)
+        if got is not None:
+            for test, truth in holding(got.node, line):
+                for subject, kinds in implied_isinstance(test, truth):
+                    if not (isinstance(subject, ast.Name) and subject.id == name):
+                        continue
+                    named = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
+                    quals = [self.resolver.resolve(("name", n.id) if isinstance(n, ast.Name) else None, site.scope)
+                             for n in named]
+                    classes = frozenset(t[1] for r in quals for t in r.types if isinstance(t, tuple) and t[0] == "cls")
+                    if classes and len(quals) == len(named) and all(r.types for r in quals):
+                        shown = ", ".join(sorted(c.rsplit(".", 1)[-1] for c in classes))
+                        out = Resolution(classes, (Evidence(site.path, test.lineno,
+                                                            f"`{name}` is tested `isinstance(..., {shown})` "
+                                                            f"where it is used"),))
+        self._memo[key] = out
+        return out
 
     def can_be(self, res: Resolution, qual: str, site: Site | None = None, ref: tuple | None = None) -> str | None:
         """The static type in `res` that admits an instance of `qual`, if any.

@@ -3,7 +3,8 @@
 A family is an in-tree root class with its descendants. A wrapper is a family member that holds
 one or more instances of its own family (directly or in a list) in attributes that it reads
 (calls or probes through them, or returns them), and forwards to them: it calls, probes or
-`getattr`s members on those attributes. Nothing here knows a name from
+`getattr`s members on those attributes, or hands on their attribute of its own member's name
+(`return self.inner.supports_x` in a property `supports_x`). Nothing here knows a name from
 any particular serving engine.
 """
 
@@ -209,9 +210,25 @@ class FamilyModel:
             for hint in facts.unwrap_hints:
                 own = self.wrappers[hint.cls].attrs if hint.cls in self.wrappers else ()
                 found = {m for m, on_self in hint.probes if m in names and not (m in own and on_self)}
+                if found:
+                    found -= self._probed_off_other_kinds(module, hint.fn, found)
                 found |= hint.steps & names
                 if found:
                     out[function_ref(module, hint.cls, hint.fn)] = frozenset(found)
+        return out
+
+    def _probed_off_other_kinds(self, module: str, fn: FunctionInfo, members: set[str]) -> set[str]:
+        """Members the function probes only on parameters annotated with a class outside the
+        tree (`layer: torch.nn.Module`, then `getattr(layer, "quant_method", None)`): what it
+        reads is the object that holds a family member, not a wrapper being looked through."""
+        params = {p.name: p.annotation for p in fn.params}
+        out = set()
+        for m in members:
+            receivers = [p.receiver for p in fn.probes if p.member == m]
+            if receivers and all(r is not None and r[0] == "name" and params.get(r[1]) is not None
+                                 and r[1] not in fn.locals
+                                 and not self.resolver.annotation(params[r[1]], module) for r in receivers):
+                out.add(m)
         return out
 
     def via_unwrapper(self, site_fn: FunctionInfo, scope, ref: tuple | None, wrapper: str) -> bool:
@@ -626,6 +643,15 @@ class FamilyModel:
                     out.append(Evidence(entry.file.display, probe.line,
                                         f"`{entry.info.name}.{fn.name}` probes `{probe.member}` on `self.{attr}`"))
                     forwarded.setdefault(probe.member, out[-1])
+            for value in fn.return_values:
+                # `return self.inner.supports_x` in a property (or method) `supports_x`: the
+                # delegate's own answer handed on under its own name.
+                if value and value[0] == "attr" and value[2] == fn.name:
+                    attr = mentions_self_attr(value[1], fn, self_name, delegate_attrs)
+                    if attr:
+                        out.append(Evidence(entry.file.display, fn.line,
+                                            f"`{entry.info.name}.{fn.name}` hands on `self.{attr}.{fn.name}`"))
+                        forwarded.setdefault(fn.name, out[-1])
         self._forwarding_memo[key] = (out, forwarded)
         return out, forwarded
 

@@ -20,6 +20,44 @@ INERT_EXTERNAL_BASES = {
 }
 
 
+def _c3(qual: str, seqs: list[list[str]]) -> list[str]:
+    """C3's merge of the parents' linearisations and the parents' list (depth-first order where
+    the hierarchy is inconsistent and C3 fails, as Python would refuse it)."""
+    seqs = [s for s in seqs if s]
+    result = [qual]
+    placed = {qual}
+    pos = [0] * len(seqs)
+    in_tail: dict[str, int] = {}
+    for s in seqs:
+        for c in s[1:]:
+            in_tail[c] = in_tail.get(c, 0) + 1
+    while True:
+        head = None
+        for i, s in enumerate(seqs):
+            if pos[i] < len(s) and not in_tail.get(s[pos[i]]):
+                head = s[pos[i]]
+                break
+        if head is None:
+            if any(pos[i] < len(s) for i, s in enumerate(seqs)):
+                for i, s in enumerate(seqs):
+                    for c in s[pos[i]:]:
+                        if c not in placed:
+                            placed.add(c)
+                            result.append(c)
+            return result
+        if head not in placed:  # only a cycle repeats a class
+            placed.add(head)
+            result.append(head)
+        for i, s in enumerate(seqs):
+            if pos[i] < len(s) and s[pos[i]] == head:
+                pos[i] += 1
+                if pos[i] < len(s):
+                    in_tail[s[pos[i]]] -= 1
+
+
+MAX_FULL_MRO = 2_000  # classes one found_before_opaque linearisation may read
+
+
 class Found(NamedTuple):
     """Where normal attribute lookup finds a member (TreeIndex.lookup)."""
     owner: str  # the class in the MRO that has it
@@ -316,37 +354,64 @@ class TreeIndex:
         seqs = [self._mro_memo.get(p) or [p] for p in parents] + [parents]
         if len(parents) == 1:
             return [qual] + seqs[0]  # what C3 gives for single inheritance
-        seqs = [s for s in seqs if s]
-        result = [qual]
-        placed = {qual}
-        pos = [0] * len(seqs)
-        in_tail: dict[str, int] = {}
-        for s in seqs:
-            for c in s[1:]:
-                in_tail[c] = in_tail.get(c, 0) + 1
-        while True:
-            head = None
-            for i, s in enumerate(seqs):
-                if pos[i] < len(s) and not in_tail.get(s[pos[i]]):
-                    head = s[pos[i]]
-                    break
-            if head is None:
-                if any(pos[i] < len(s) for i, s in enumerate(seqs)):
-                    # Inconsistent hierarchy: Python would refuse it; fall back to depth-first order.
-                    for i, s in enumerate(seqs):
-                        for c in s[pos[i]:]:
-                            if c not in placed:
-                                placed.add(c)
-                                result.append(c)
-                return result
-            if head not in placed:  # only a cycle repeats a class
-                placed.add(head)
-                result.append(head)
-            for i, s in enumerate(seqs):
-                if pos[i] < len(s) and s[pos[i]] == head:
-                    pos[i] += 1
-                    if pos[i] < len(s):
-                        in_tail[s[pos[i]]] -= 1
+        return _c3(qual, seqs)
+
+    def found_before_opaque(self, qual: str, owner: str) -> bool:
+        """Whether Python's MRO of `qual` reaches the in-tree class `owner` before every external
+        base that could contribute members (`class M(Base, ExternalOp)`: `Base`'s ancestors come
+        before `ExternalOp`'s): a member `owner` defines is then found there, whatever the
+        external bases hold. Read from a linearisation with each external base as a class of its
+        own (what it inherits is outside the tree: after it, so it cannot come sooner). A chain of
+        single in-tree inheritance is walked up in order; C3 runs from the first class with
+        several bases or an external one, over at most MAX_FULL_MRO classes (past that: no)."""
+        q = qual
+        for _ in range(MAX_DEPTH + 1):
+            if q == owner:
+                return True
+            parents = self._ordered_bases(q)
+            if len(parents) != 1 or parents[0].startswith("?"):
+                break
+            q = parents[0]
+        else:
+            return False
+        memo: dict[str, list[str]] = {}
+        order = self._full_linearise(q, memo, [0])
+        for c in order or ():
+            if c == owner:
+                return True
+            if c.startswith("?") and c[1:] not in INERT_EXTERNAL_BASES:
+                return False
+        return False
+
+    def _ordered_bases(self, qual: str) -> list[str]:
+        """The declared bases in order: in-tree ones by qualified name, the others as "?Name"."""
+        internal = set(self.bases(qual)[0])
+        entry = self.classes[qual]
+        outer = entry.info.name.rsplit(".", 1)[0] if "." in entry.info.name else None
+        out = []
+        for ref in entry.info.bases:
+            sym = self.resolve_name(entry.module, ref[1])
+            if sym is None and outer:
+                sym = self.resolve_name(entry.module, f"{outer}.{ref[1]}")
+            out.append(sym.qual if sym is not None and sym.qual in internal else f"?{ref[1]}")
+        return out
+
+    def _full_linearise(self, qual: str, memo: dict, count: list) -> list[str] | None:
+        if qual in memo:
+            return memo[qual]
+        count[0] += 1
+        if count[0] > MAX_FULL_MRO:
+            return None
+        memo[qual] = [qual]  # a cycle in a broken hierarchy stops here
+        parents = self._ordered_bases(qual) if not qual.startswith("?") else []
+        seqs = []
+        for p in parents:
+            got = self._full_linearise(p, memo, count) if not p.startswith("?") else [p]
+            if got is None:
+                return None
+            seqs.append(got)
+        memo[qual] = _c3(qual, seqs + [parents]) if parents else [qual]
+        return memo[qual]
 
     def opaque_bases(self, qual: str) -> tuple[str, ...]:
         """External bases anywhere in the MRO that could contribute unknown members."""

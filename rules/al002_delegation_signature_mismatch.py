@@ -767,25 +767,33 @@ class Runner:
 def _narrow_overrides(index) -> dict[str, list[tuple[str, object, list]]]:
     """member -> [(declaring class, its declaration, its overrides)] for each method declared by
     a class no base of which declares it, with at least five real overrides (placeholders left
-    out) of which some drop a parameter the declaration takes (linter/signature: `_dropped`)."""
-    out: dict[str, list] = {}
+    out) of which some lack a parameter name the declaration takes (a keyword call of it fails).
+    Grouped by name, each defining class under the farthest class of its MRO that defines it (no
+    class's descendants are listed: a chain thousands deep must stay linear)."""
+    defining: dict[str, list[str]] = {}
     for qual, entry in index.classes.items():
-        subs = index.descendants(qual)
-        if len(subs) < 5:
-            continue
         for name, fn in entry.info.methods.items():
-            if name.startswith("__") or fn.kind not in ("method", "staticmethod", "classmethod") \
-                    or any(c in index.classes and name in index.classes[c].info.methods
-                           for c in index.mro(qual)[1:]):
-                continue
-            overrides = [(d, index.classes[d].info.methods[name]) for d in sorted(subs)
-                         if d in index.classes and name in index.classes[d].info.methods]
+            if not name.startswith("__") and fn.kind in ("method", "staticmethod", "classmethod"):
+                defining.setdefault(name, []).append(qual)
+    out: dict[str, list] = {}
+    for name, classes in defining.items():
+        if len(classes) < 6:
+            continue
+        members = set(classes)
+        under: dict[str, list[str]] = {}
+        for d in classes:
+            root = next(c for c in reversed(index.mro(d)) if c in members)
+            if root != d:
+                under.setdefault(root, []).append(d)
+        for root, subs in under.items():
+            fn = index.classes[root].info.methods[name]
+            overrides = [(d, index.classes[d].info.methods[name]) for d in sorted(subs)]
             overrides = [(d, f) for d, f in overrides if f.kind == fn.kind and not f.unimplemented]
             if len(overrides) < 5:
                 continue
             names = {p.name for p in bound_params(fn) if p.kind in (POSITIONAL_OR_KEYWORD, KEYWORD_ONLY)}
             if any(_lacks(names, bound_params(f)) for _, f in overrides):
-                out.setdefault(name, []).append((qual, fn, overrides))
+                out.setdefault(name, []).append((root, fn, overrides))
     return out
 
 

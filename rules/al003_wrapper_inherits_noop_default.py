@@ -201,8 +201,7 @@ delegates that may not implement a placeholder hook, only where the configuratio
         used = ctx.probes.keys() | ctx.member_calls.keys()
         gaps: dict[tuple[str, str], tuple] = {}
         for wq, wrapper in sorted(model.wrappers.items()):
-            if index.opaque_bases(wq):
-                continue
+            opaque = bool(index.opaque_bases(wq))
             statics = wrapper.delegate_types() - {wq}
             # Leaves only: a delegate that is itself a wrapper is left to AL001 (see
             # docs/history-corpus.md, gap 2: on sglang 0.5.23 it added one pairing, never run).
@@ -213,6 +212,8 @@ delegates that may not implement a placeholder hook, only where the configuratio
                         or member in model.structural_members:
                     continue
                 base = hit.owner
+                if opaque and not index.found_before_opaque(wq, base):
+                    continue  # an external base may come first and answer for it
                 base_fn = index.classes[base].info.methods[member]
                 if base_fn.kind == "property":
                     continue

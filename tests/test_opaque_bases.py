@@ -47,9 +47,19 @@ def test_the_wrapper_with_in_tree_bases_is_reported(tmp_path):
 
 
 def test_a_base_outside_the_tree_silences_both_rules(tmp_path):
-    root = _tree(tmp_path, "Backend, PlanningMixin", "from vendor_lib import PlanningMixin")
+    """The outside base comes first in Python's MRO: it may define `plan_chunks` and `on_warmup`."""
+    root = _tree(tmp_path, "PlanningMixin, Backend", "from vendor_lib import PlanningMixin")
     assert lint(root, select=("AL001",)).findings == []
     assert lint(root, select=("AL003",)).findings == []
+
+
+def test_an_outside_base_after_the_in_tree_definition_cannot_answer_for_it(tmp_path):
+    """`class HybridBackend(Backend, PlanningMixin)`: `Backend.on_warmup` comes before anything the
+    outside mixin holds, so the wrapper runs the no-op (AL003); `plan_chunks`, which no in-tree
+    class of its MRO defines, the mixin may provide (AL001 stays silent)."""
+    root = _tree(tmp_path, "Backend, PlanningMixin", "from vendor_lib import PlanningMixin")
+    assert lint(root, select=("AL001",)).findings == []
+    assert pairs(lint(root, select=("AL003",)).findings) == [("HybridBackend", "on_warmup")]
 
 
 def test_inert_external_bases_do_not(tmp_path):

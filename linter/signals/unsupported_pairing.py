@@ -45,13 +45,13 @@ delegate itself, which is then the installed object, not the wrapper.
 
 from __future__ import annotations
 
-import ast
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..confidence import Pairing, Signal
 from ..facts import Site, scopes_of
 from ..findings import Reason, short
 from ..guards import deciding
+from ..holding_tests import holding, implied_isinstance
 from ..resolve import Scope
 
 if TYPE_CHECKING:
@@ -173,38 +173,7 @@ def _kind_tested(ctx: Context, site, line: int) -> bool:
     or after `if not isinstance(c, SupportsX): return ...`): the call there is made on the kinds
     the test names, not on whatever the accessor can return. Read from the function's text."""
     got = ctx.tree.text.source(site.scope)
-    if got is None:
-        return False
-
-    def tests_kind(test: ast.expr, holds: bool) -> bool:
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            return tests_kind(test.operand, not holds)
-        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) == holds:
-            return any(tests_kind(v, holds) for v in test.values)
-        return holds and isinstance(test, ast.Call) and isinstance(test.func, ast.Name) \
-            and test.func.id == "isinstance"
-
-    def within(body: list) -> bool:
-        for stmt in body:
-            start, end = stmt.lineno, stmt.end_lineno or stmt.lineno
-            if line < start:
-                return False
-            if isinstance(stmt, ast.If):
-                exits = bool(stmt.body) and isinstance(stmt.body[-1], (ast.Return, ast.Raise))
-                if line > end and exits and not stmt.orelse and tests_kind(stmt.test, False):
-                    return True
-                if start <= line <= end:
-                    in_body = stmt.body and stmt.body[0].lineno <= line <= (stmt.body[-1].end_lineno or line)
-                    if tests_kind(stmt.test, bool(in_body)) and stmt.test.lineno < line:
-                        return True
-                    return within(stmt.body if in_body else stmt.orelse)
-            elif start <= line <= end:
-                inner = [s for f in ("body", "orelse", "finalbody") for s in getattr(stmt, f, []) or []
-                         if isinstance(s, ast.stmt)]
-                return within(inner)
-        return False
-
-    return within(getattr(got.node, "body", []))
+    return got is not None and any(implied_isinstance(test, truth) for test, truth in holding(got.node, line))
 
 
 class _Consumers:
