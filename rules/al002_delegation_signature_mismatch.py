@@ -199,7 +199,9 @@ is never reached, and one reached only through tests that say nothing of the ask
 skipped(prefix):`) is not claimed. Each class so built must bind the calls the holder makes on it
 (`self.quant_method.apply(layer=self, ..., scoring_func=...)`), although the member is declared on
 their base: one configuration's method that did not gain a parameter raises TypeError on every
-layer of every model quantised with it. A call under a test in its method is latent drift.
+layer of every model quantised with it. Such a finding is `high` where the holder is built and the
+call runs whenever its method does (no test or loop before it); a call under a test in its method
+is latent drift.
 
 And a declared member's override that lost what the rest of its family took: a call binding the
 declaration (`backend.kv_shape(n, size, heads, dim, cache_dtype=x)` against `Backend.kv_shape(self,
@@ -462,7 +464,7 @@ class Runner:
         `apply(self, layer, *args, **kwargs)`), so a type checker accepts the call; the class one
         configuration builds is what raises TypeError, on every layer it serves."""
         from ..linter.factory_returns import held_from_factories
-        from ..linter.signals.self_call import _unconditional
+        from ..linter.signals.self_call import _built_at, _unconditional
 
         index = ctx.index
         memo: dict[tuple[str, str], list] = {}
@@ -502,13 +504,27 @@ class Runner:
                 pairings = [Pairing(self.code, site.cls, impl, member, site, call.line, "call", recv)
                             for impl, _, _, _ in rejecting]
                 finding = self.assessed(ctx, finding, pairings)
-                if finding.confidence == "medium" and not _unconditional(ctx, pairings[0]):
+                if finding.confidence != "medium":
+                    yield finding
+                    continue
+                if not _unconditional(ctx, pairings[0]):
                     # A call under a test may be one the class built for this kind never meets
                     # (the data that takes that branch is another configuration's).
                     reason = Reason("factory-built", "lower", site.path, call.line,
                                     f"the call runs only where a test in `{site.where}` holds: the classes the "
                                     f"factory builds for this kind may never take that branch")
                     finding = replace(finding, confidence="low",
+                                      confidence_reasons=(reason, *finding.confidence_reasons))
+                elif (holder := _built_at(ctx, site.cls)) is not None:
+                    # The holder is built, its factory names the class for its kind, and the call
+                    # runs whenever its method does: the pairing and the call are the code's own.
+                    path, line, where = holder
+                    first = next(b for b in built if b.cls == rejecting[0][0])
+                    reason = Reason("factory-built", "raise", first.evidence.path, first.evidence.line,
+                                    f"`{short(site.cls)}` is built ({where}), its configurations' factory builds "
+                                    f"`{short(first.cls)}` for its kind, and `{site.where}` makes the call "
+                                    f"whenever it runs: every layer so configured raises TypeError")
+                    finding = replace(finding, confidence="high",
                                       confidence_reasons=(reason, *finding.confidence_reasons))
                 yield finding
 

@@ -201,3 +201,17 @@ def test_renamed_the_same(tmp_path):
     ((cls, member, level, targets, _),) = findings(tmp_path, layers=rename(LAYERS), quant=rename(QUANT),
                                                    name="engine")
     assert (cls, member, level, targets) == ("Experts", "run", "medium", ["Q4Experts"])
+
+
+def test_a_built_layer_whose_call_runs_whenever_its_method_does_is_high(tmp_path):
+    """The layer is built (`FusedMoE(config)`), the factory names the method for its kind, and
+    `forward` makes the call with no test before it: the pairing and the call are the code's own."""
+    layers = LAYERS + '''
+
+def build(config: QuantConfig):
+    return [Linear(config), FusedMoE(config)]
+'''
+    ((cls, _, level, targets, f),) = findings(tmp_path, layers=layers)
+    assert (cls, level, targets) == ("FusedMoE", "high", ["AwqMoEMethod"])
+    assert f.confidence_reasons[0].signal == "factory-built"
+    assert "its configurations' factory builds `AwqMoEMethod` for its kind" in f.confidence_reasons[0].note
