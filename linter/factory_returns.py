@@ -180,7 +180,11 @@ def _returned(ctx: Context, scope: Scope, given: frozenset, lineage: set[str],
     got = ctx.tree.text.source(scope)
     if got is None:
         return []
-    names = _Names(ctx, scope, got.node)
+    memo = ctx.state(_Names, dict)
+    key = (scope.module, scope.fn.line, scope.fn.name)
+    names = memo.get(key)
+    if names is None:
+        names = memo[key] = _Names(ctx, scope, got.node)
     path = ctx.tree.text.path(scope.module)
     out = []
     for ret, facts in _returns_with_facts(got.node):

@@ -427,10 +427,13 @@ class Runner:
                 if how != "call" or recv is None or call.star or call.double_star \
                         or (fn.params and _on_self(recv, fn.params[0].name)):
                     continue
+                shape = CallShape.of(call)
+                if not any(bind_error(bound_params(f), shape, member, implicit=0 if f.kind == "staticmethod" else 1)
+                           for _, _, _, lacking in narrow[member] for f in lacking):
+                    continue  # every override lacking a name binds it (asked before the receiver: most calls)
                 res = ctx.receiver_types(site, recv)
                 statics = sorted(t for t in res.instances() if t in index.classes)
-                shape = CallShape.of(call)
-                for declaring, decl_fn, overrides in narrow[member]:
+                for declaring, decl_fn, overrides, _ in narrow[member]:
                     mine = [t for t in statics if declaring in index.mro(t)]
                     if not mine or bind_error(bound_params(decl_fn), shape, member):
                         continue
@@ -470,10 +473,11 @@ class Runner:
         memo: dict[tuple[str, str], list] = {}
         for member in sorted(ctx.member_calls):
             for site, call, (recv, _, how) in ctx.member_calls[member]:
+                if recv is None or recv[0] != "attr" or recv[1] is None or recv[1][0] != "name" \
+                        or how != "call" or site.cls is None or call.star or call.double_star:
+                    continue  # (the receiver's shape first: the cheapest test)
                 fn = site.fn
-                if how != "call" or site.cls is None or fn.kind != "method" or not fn.params or recv is None \
-                        or recv[0] != "attr" or recv[1] != ("name", fn.params[0].name) \
-                        or call.star or call.double_star:
+                if not fn.params or recv[1][1] != fn.params[0].name or fn.kind != "method":
                     continue
                 key = (site.cls, recv[2])
                 if key not in memo:
@@ -780,10 +784,11 @@ class Runner:
                             details=details)
 
 
-def _narrow_overrides(index) -> dict[str, list[tuple[str, object, list]]]:
-    """member -> [(declaring class, its declaration, its overrides)] for each method declared by
-    a class no base of which declares it, with at least five real overrides (placeholders left
-    out) of which some lack a parameter name the declaration takes (a keyword call of it fails).
+def _narrow_overrides(index) -> dict[str, list[tuple[str, object, list, list]]]:
+    """member -> [(declaring class, its declaration, its overrides, those lacking a name)] for each
+    method declared by a class no base of which declares it, with at least five real overrides
+    (placeholders left out) of which some lack a parameter name the declaration takes (a keyword
+    call of it fails).
     Grouped by name, each defining class under the farthest class of its MRO that defines it (no
     class's descendants are listed: a chain thousands deep must stay linear)."""
     defining: dict[str, list[str]] = {}
@@ -808,8 +813,9 @@ def _narrow_overrides(index) -> dict[str, list[tuple[str, object, list]]]:
             if len(overrides) < 5:
                 continue
             names = {p.name for p in bound_params(fn) if p.kind in (POSITIONAL_OR_KEYWORD, KEYWORD_ONLY)}
-            if any(_lacks(names, bound_params(f)) for _, f in overrides):
-                out.setdefault(name, []).append((root, fn, overrides))
+            lacking = [f for _, f in overrides if _lacks(names, bound_params(f))]
+            if lacking:
+                out.setdefault(name, []).append((root, fn, overrides, lacking))
     return out
 
 
