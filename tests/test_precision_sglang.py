@@ -22,7 +22,7 @@ from test_real_sglang import sglang_tree
 PRECISION_TARGET = float(os.environ.get("ATTN_LINT_PRECISION_TARGET") or 0.80)
 # measured: 7/29 (consumer half sound: a wrapper naming the lineage is meant to hold it); 10/40 = 25%
 # once AL003 reports inherited NotImplementedError placeholders (docs/history-corpus.md, gap 1)
-PRECISION_FLOOR = 0.33
+PRECISION_FLOOR = 0.35
 LABELS = "sglang-0.5.23-srt"
 
 
@@ -98,7 +98,8 @@ def test_labels_files_are_well_formed():
     verdicts = [v["verdict"] for v in sglang["labels"].values()]
     # 71 + the 9 latent override-drops-parameter findings + the 21 of AL003 over placeholders (3 true)
     # + the hisparse wrapper over the NPU DSV4 allocator that binding order showed (false)
-    assert (len(verdicts), verdicts.count("true")) == (102, 10)
+    # + KTEPWrapperMethod.restore_weights_before_loading, found by issue 37's method-object reading (true)
+    assert (len(verdicts), verdicts.count("true")) == (103, 11)
 
 
 def _finding(code, cls, member, path="a/m.py", line=3, confidence=None, call=None):
