@@ -13,6 +13,7 @@ _SIGNALS: tuple[tuple[str, str], ...] = (
     ("wrapper_role", "WrapperRole"),
     ("declared_refusal", "DeclaredRefusal"),
     ("check_only", "CheckOnly"),
+    ("delegate_raises", "DelegateRaises"),
     ("model_reach", "ModelReach"),
     ("dominating_guard", "DominatingGuard"),
     ("capability_flag", "CapabilityFlag"),
