@@ -347,6 +347,16 @@ def fetch_command(ref: str, shallow: bool = False) -> str:
     return f"git fetch {depth}origin {ref}"
 
 
+def _unborn(git: _Git) -> bool:
+    """HEAD names a branch with no commit, and the repository has no ref at all (a new repository)."""
+    if _rev_parse(git, "HEAD"):
+        return False
+    try:
+        return not git.run(["for-each-ref", "--count=1"]).strip()
+    except RevisionError:
+        return False
+
+
 def _rev_parse(git: _Git, spec: str) -> str:
     try:
         out = git.run(["rev-parse", "--verify", "--quiet", "--end-of-options", spec])
@@ -366,6 +376,12 @@ def snapshot(ref: str, paths: list[str], start: str, extra: tuple[str, ...] = ()
     extra_rels = [_relative(p, real_root, repo.work_tree) for p in extra]
     git = _Git(repo)
     try:
+        if ref == "HEAD" and _unborn(git):
+            # The repository's first commit (a pre-commit hook comparing with HEAD): nothing came
+            # before it, so every finding is new.
+            snap = Snapshot(ref, "", tempfile.mkdtemp(prefix="attn-lint-rev-"), [])
+            snap.left_out.append("every path (HEAD has no commit yet: the first commit's findings are all new)")
+            return snap
         commit = resolve_commit(ref, git)
         folder = tempfile.mkdtemp(prefix="attn-lint-rev-")
         snap = Snapshot(ref, commit, folder, [os.path.join(folder, r) if r else folder for r in rels])

@@ -55,6 +55,22 @@ def test_nothing_new_since_head(repo):
     assert proc.returncode == 1 and len(doc["findings"]) == 1
 
 
+def test_the_first_commit_of_a_repository_compares_with_nothing(tmp_path):
+    """A pre-commit hook comparing with HEAD runs before the repository's first commit too: HEAD
+    names a branch with no commit yet, so every finding is new (before: exit 2, 'not in this
+    repository')."""
+    r = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "al001_hidden_hook", r)
+    git(r, "init", "-q")
+    git(r, "add", "-A")
+    proc, doc = report(r, "--new-since", "HEAD", ".")
+    assert proc.returncode == 1 and len(doc["findings"]) == 1, proc.stderr
+    assert "HEAD has no commit yet" in proc.stderr
+    changed = lint(r, "--changed-files", "--new-since", "HEAD", "--format", "concise",
+                   *(str(p.relative_to(r)) for p in sorted(r.rglob("*.py"))))
+    assert changed.returncode == 1 and "AL001" in changed.stdout, changed.stderr
+
+
 def test_a_module_move_is_not_new_and_a_new_wrapper_is(repo):
     (repo / "serving" / "engine").mkdir()
     (repo / "serving" / "engine" / "__init__.py").touch()

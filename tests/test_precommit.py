@@ -195,9 +195,26 @@ def test_commits_through_the_hook(project):
     code, out = _commit(proj, env, "unrelated change")
     assert code == 0, out
 
-    # 5. ...while the whole-tree run still reports it.
-    out = subprocess.run([PRE_COMMIT, "run", "--all-files"], cwd=proj, env=env, capture_output=True, text=True)
-    assert out.returncode != 0 and "AL001" in out.stdout, out.stdout + out.stderr
+    # 5. ...nor one that only comments the file holding it: the hook compares with HEAD, which has
+    #    the finding already (issue 38: before, any commit touching a finding's file was blocked).
+    backends.write_text("# the backends\n" + BACKENDS.lstrip())
+    code, out = _commit(proj, env, "comment the backends")
+    assert code == 0, out
+
+    # 6. A commit that introduces drift of its own is still rejected.
+    backends.write_text("# the backends\n" + BACKENDS.lstrip().replace(
+        "    def plan_chunks(self, batch):\n", "    def plan_decode(self, batch):\n        self.decoded = batch\n\n"
+        "    def plan_chunks(self, batch):\n"))
+    model.write_text(MODEL_PROBING.lstrip().replace("    return backend.forward(batch)\n",
+                                                     "    if hasattr(backend, \"plan_decode\"):\n"
+                                                     "        backend.plan_decode(batch)\n"
+                                                     "    return backend.forward(batch)\n"))
+    code, out = _commit(proj, env, "probe plan_decode")
+    assert code != 0 and "plan_decode" in out and "plan_chunks" not in out, out  # only the new finding
+
+    # 7. The whole-tree run (no --new-since) still reports every finding.
+    out = subprocess.run(["attn-lint", "--no-server", "serving"], cwd=proj, env=env, capture_output=True, text=True)
+    assert out.returncode != 0 and "plan_chunks" in out.stdout, out.stdout + out.stderr
 
 
 def test_the_server_hook_is_found_and_stopped_from_the_users_environment(tmp_path):
