@@ -187,6 +187,7 @@ def _private_git_dir(repo: Repository) -> str:
         for name in ("packed-refs", "shallow"):
             _copy_file(os.path.join(repo.common_dir, name), os.path.join(private, name), budget)
         _copy_tree(os.path.join(repo.common_dir, "refs"), os.path.join(private, "refs"), budget)
+        os.makedirs(os.path.join(private, "refs"), exist_ok=True)  # a new repository may have none yet
         # Reflogs (`HEAD@{1}`) are a convenience: past the budget they are left out, not an error.
         logs = _Budget()
         _copy_file(os.path.join(repo.git_dir, "logs", "HEAD"), os.path.join(private, "logs", "HEAD"), logs)

@@ -128,9 +128,18 @@ def test_pre_commit_local_hook(checkout):
     work, env = checkout
     shutil.copy(DOCS / "pre-commit-local.yaml", work / ".pre-commit-config.yaml")
     _git(work, env, "add", "-A")
+    # The base already has a finding: the hook compares with HEAD, so it blocks nothing...
     out = subprocess.run(["pre-commit", "run", "--all-files"], cwd=work, env=env, capture_output=True, text=True,
                          timeout=300)
-    assert out.returncode == 1 and "AL001" in out.stdout, out.stdout + out.stderr
+    assert out.returncode == 0 and "Passed" in out.stdout, out.stdout + out.stderr
+    # ...until a change (staged, about to be committed) adds drift of its own: only that is reported.
+    backends = work / "src" / "serving" / "backends.py"
+    backends.write_text(backends.read_text() + NEW_WRAPPER)
+    _git(work, env, "add", "-A")
+    out = subprocess.run(["pre-commit", "run", "--all-files"], cwd=work, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 1 and "OtherHybrid" in out.stdout and "HybridBackend`" not in out.stdout, \
+        out.stdout + out.stderr
     out = subprocess.run(["pre-commit", "run", "--files", "src/serving/__init__.py"], cwd=work, env=env,
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and "Passed" in out.stdout, out.stdout + out.stderr
