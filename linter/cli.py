@@ -310,12 +310,17 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
             output_target(opts.write_baseline, resolved.config.root, f"baseline {opts.write_baseline}")
         except Refused as exc:
             raise CliError(str(exc)) from None
-    at = _findings_at_revision(resolved, opts.new_since) if opts.new_since is not None else None
-    at_revision = at.findings if at is not None else None
     want_context = opts.fix or opts.diff or opts.verify  # runtime verification needs the context too
-    result = postprocess(_analyse(resolved, keep_context=want_context), resolved, opts, at_revision)
+    raw = _analyse(resolved, keep_context=want_context)
+    at = _findings_at_revision(resolved, opts.new_since, raw) if opts.new_since is not None else None
+    at_revision = at.findings if at is not None else None
+    if opts.new_since is not None:
+        _keep_for_a_later_revision(resolved, raw)
+    result = postprocess(raw, resolved, opts, at_revision)
     if at is not None and at.resolved is not None:
         result.stats["hidden_by_configuration"] = _hidden_by_configuration(at, opts, result)
+    if at is not None:
+        result.stats["revision_served_from_cache"] = at.served_from_cache
     if not result.files and not result.errors:
         click.echo(f"attn-lint: warning: no Python files found in {', '.join(map(printable, resolved.paths))}",
                    err=True)
@@ -401,16 +406,93 @@ class _AtRevision:
     config: Config | None = None  # REF's configuration, where the run's is the repository's own
     resolved: Resolved | None = None  # the run resolved with REF's configuration, where that differs
     shown: list | None = None  # REF's findings under REF's configuration, where that differs
+    served_from_cache: bool = False  # a run analysed REF's very contents before (revision_reuse.py)
 
 
-def _findings_at_revision(resolved: Resolved, ref: str) -> _AtRevision:
+def _own_config(resolved: Resolved) -> tuple[bool, str]:
+    """Whether the run's configuration is the repository's own file, and that file's path."""
+    own = not resolved.args.get("config_file") and not resolved.args.get("isolated")
+    return own, resolved.config.path or os.path.join(resolved.config.root, "pyproject.toml")
+
+
+def _reuse_key_parts(resolved: Resolved, files: list):
+    """(repository root, repository path -> blob id of the files analysed now, the configuration's
+    blob id: "" where the run's configuration is not the repository's own file, None where that
+    file is missing); None where the analysed files are not all in one repository."""
+    from . import revision_reuse as reuse
+    from .revision import RevisionError, repository_root
+    try:
+        root = repository_root(resolved.config.root)
+    except RevisionError:
+        return None
+    analysed = reuse.work_files([f.path for f in files], root)
+    if analysed is None:
+        return None
+    own, config_path = _own_config(resolved)
+    config = ""
+    if own:
+        got = reuse.work_files([config_path], root) if os.path.lexists(config_path) else {}
+        if got is None:
+            return None
+        config = next(iter(got.values()), None)
+    return root, analysed, config
+
+
+def _keep_for_a_later_revision(resolved: Resolved, raw: Result) -> None:
+    """Keep this run's findings, as a revision's are compared (every confidence, before the
+    changed-files filter, paths relative to the repository), under the contents it analysed: the
+    next commit's `--new-since HEAD` is this very content (linter/revision_reuse.py)."""
+    from . import revision_reuse as reuse
+    if raw.reads is None or resolved.settings.cache_dir is None:
+        return
+    parts = _reuse_key_parts(resolved, raw.files)
+    if parts is None:
+        return
+    root, analysed, config = parts
+    shown = postprocess(raw, resolved, RunOptions())
+    abs_of = _abs_map(shown)
+    findings = [dataclasses.replace(f, path=path_within(abs_of.get(f.path, f.path), root, f.path))
+                for f in shown.findings + shown.latent]
+    from .discover import import_root
+    roots = sorted({import_root(f) for f in raw.files})
+    base = os.path.commonpath(roots) if roots else root
+    reuse.keep(Cache(resolved.settings.cache_dir), resolved.settings.key(), analysed, config, findings, raw.reads,
+               base, root)
+
+
+def _served_at_revision(resolved: Resolved, ref: str, raw: Result) -> list | None:
+    """REF's findings without reading REF's files, where a run analysed its very contents."""
+    from . import revision_reuse as reuse
+    from .revision import RevisionError, listing
+    if resolved.settings.cache_dir is None:
+        return None
+    parts = _reuse_key_parts(resolved, raw.files)
+    if parts is None:
+        return None
+    root, analysed, config = parts
+    own, config_path = _own_config(resolved)
+    try:
+        _commit, listed, extra = listing(ref, resolved.paths, resolved.config.root,
+                                         extra=(config_path,) if own else ())
+    except RevisionError:
+        return None  # said by the snapshot that follows
+    at_config = (next(iter(extra.values()), None) if own else "")
+    return reuse.served(Cache(resolved.settings.cache_dir), resolved.settings.key(),
+                        reuse.at_revision_files(listed, set(analysed), root), at_config)
+
+
+def _findings_at_revision(resolved: Resolved, ref: str, raw: Result | None = None) -> _AtRevision:
     """Every finding (latent ones too: one changing confidence is not new) of the analysed paths
     as they are at git revision `ref`, with the same settings; paths relative to the repository.
     Where the run's configuration is the repository's own and `ref`'s hides other findings, the
-    same under `ref`'s configuration too (the `not shown:` line counts what the change hides)."""
+    same under `ref`'s configuration too (the `not shown:` line counts what the change hides).
+    Served without reading REF where a run already analysed its contents (`raw`: this run)."""
     from .revision import RevisionError, snapshot
-    own = not resolved.args.get("config_file") and not resolved.args.get("isolated")
-    config_path = resolved.config.path or os.path.join(resolved.config.root, "pyproject.toml")
+    if raw is not None:
+        served = _served_at_revision(resolved, ref, raw)
+        if served is not None:
+            return _AtRevision(served, served_from_cache=True)
+    own, config_path = _own_config(resolved)
     try:
         snap = snapshot(ref, resolved.paths, resolved.config.root, extra=(config_path,) if own else ())
     except RevisionError as exc:

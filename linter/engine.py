@@ -73,6 +73,8 @@ class Result:
     latent: list[Finding] = field(default_factory=list)
     # With --new-since REF --show-fixed: the findings REF had that are gone (paths as at REF).
     fixed: list[Finding] | None = None
+    # What the analysis read beyond the analysed files (read_set.py); None where not known.
+    reads: object = None
 
 
 def _parse_bytes(data: bytes, path: str, max_bytes: int, digest: str) -> _Parsed:
@@ -342,8 +344,10 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     if cached is not None:
         errors.extend(cached["file_errors"])
         errors.extend(FileError(_display(files, p), "unreadable", m) for p, m in read_failures.items())
-        return _finish(cached["findings"], errors, {**base_stats, **cached["stats"], "reused_result": True},
-                       files, None, rules, start)
+        result = _finish(cached["findings"], errors, {**base_stats, **cached["stats"], "reused_result": True},
+                         files, None, rules, start)
+        result.reads = cached["reads"]
+        return result
 
     # 4. Otherwise load every summary (from the cache where unchanged) and run the rules.
     from .astroid_aside import AsideBridge
@@ -434,6 +438,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     result = _finish(findings, errors, {**base_stats, **rule_stats}, files, context if keep_context else None,
                      rules, start)
     result.digests = digests  # --fix writes only a file that still holds what was analysed
+    result.reads = bridge.used if bridge is not None else ReadSet()
     return result
 
 

@@ -398,6 +398,27 @@ def snapshot(ref: str, paths: list[str], start: str, extra: tuple[str, ...] = ()
     return snap
 
 
+def listing(ref: str, paths: list[str], start: str, extra: tuple[str, ...] = ()) -> tuple[str, dict, dict]:
+    """What `snapshot` would write, without writing it: (the commit, repository path -> blob id of
+    every plain Python file under `paths` at `ref`, repository path -> blob id of each of `extra`
+    it has). `git ls-tree` alone: no object is read. Raises RevisionError as `snapshot` does."""
+    repo = find_repository(start)
+    real_root = os.path.realpath(repo.work_tree)
+    rels = [_relative(p, real_root, repo.work_tree) for p in paths]
+    extra_rels = [_relative(p, real_root, repo.work_tree) for p in extra]
+    git = _Git(repo)
+    try:
+        if ref == "HEAD" and _unborn(git):
+            return "", {}, {}
+        commit = resolve_commit(ref, git)
+        files = {path: obj for mode, obj, size, path in _entries(git, commit, _specs(rels))
+                 if path.endswith((".py", ".pyi")) and mode in _PLAIN_MODES and _safe_relative(path)
+                 and size <= MAX_FILE_BYTES}
+        return commit, files, _extra_objects(git, commit, extra_rels)
+    finally:
+        git.close()
+
+
 def _relative(path: str, real_root: str, root: str) -> str:
     rel = os.path.relpath(os.path.realpath(path), real_root)
     if rel == os.pardir or rel.startswith(os.pardir + os.sep):

@@ -205,3 +205,30 @@ def test_a_revision_with_braces_and_a_file_too_large_to_read(repo):
     assert "already at HEAD@{1}" in proc.stderr
     proc = lint(repo, "--new-since", "HEAD", "--ignore-file-errors", ".")
     assert f"left out serving/huge.py (larger than {MAX_FILE_BYTES} bytes)" in proc.stderr
+
+
+def test_a_revision_a_run_already_analysed_is_served_from_the_cache(repo):
+    """The pre-commit flow: the hook run on the staged content keeps its findings under that
+    content; once committed, the next hook's `--new-since HEAD` is that very content, read from
+    `git ls-tree` only (no snapshot, no second analysis), and says the same as the snapshot does."""
+    hybrid = repo / HYBRID
+    hybrid.write_text(hybrid.read_text() + "\n# one\n")
+    proc, first = report(repo, "--new-since", "HEAD", ".")
+    assert first["stats"]["revision_served_from_cache"] is False  # HEAD's contents were never analysed
+    git(repo, "commit", "-qam", "two")
+    hybrid.write_text(hybrid.read_text() + "# two\n")
+    proc, served = report(repo, "--new-since", "HEAD", ".")
+    assert served["stats"]["revision_served_from_cache"] is True, proc.stderr
+    proc, read = report(repo, "--no-cache", "--new-since", "HEAD", ".")
+    assert read["stats"]["revision_served_from_cache"] is False
+    assert (served["findings"], served["stats"]["at_revision"]) == (read["findings"], read["stats"]["at_revision"])
+
+
+def test_a_revision_whose_configuration_differs_is_read_again(repo):
+    (repo / "pyproject.toml").write_text('[tool.attn-lint]\nselect = ["AL001"]\n')
+    report(repo, "--new-since", "HEAD", ".")  # keeps the findings under this configuration
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "configured")
+    (repo / "pyproject.toml").write_text('[tool.attn-lint]\nselect = ["AL001", "AL003"]\n')
+    proc, doc = report(repo, "--new-since", "HEAD", ".")
+    assert doc["stats"]["revision_served_from_cache"] is False, proc.stderr
