@@ -98,6 +98,10 @@ class RunOptions:
     show_fixed: bool = False  # --show-fixed: and list REF's findings that are gone
     statistics: bool = False
     verbose: bool = False  # the supporting evidence too (text and github formats)
+    quiet: bool = False  # the findings only: no notes, no summary line
+    exit_zero: bool = False  # findings leave the exit status 0 (errors still make it 2)
+    color: str = "auto"  # auto | always | never (text format)
+    output_file: str | None = None  # the report goes there instead of stdout
     fix: bool = False
     diff: bool = False
     # --- runtime verification ---
@@ -136,6 +140,10 @@ class CheckRequest:
     fix: bool
     diff: bool
     debug: bool
+    quiet: bool = False
+    exit_zero: bool = False
+    color: str = "auto"
+    output_file: str | None = None
     new_since: str | None = None
     show_fixed: bool = False
     ignore_file_errors: bool = False
@@ -152,7 +160,8 @@ class CheckRequest:
                           ignore_file_errors=self.ignore_file_errors, new_since=self.new_since,
                           show_fixed=self.show_fixed, verify=self.verify or self.verify_gpu,
                           verify_gpu=self.verify_gpu, verify_time_limit=self.verify_time_limit,
-                          verify_memory_limit=self.verify_memory_limit)
+                          verify_memory_limit=self.verify_memory_limit, quiet=self.quiet,
+                          exit_zero=self.exit_zero, color=self.color, output_file=self.output_file)
 
 
 @main.command("check", context_settings={"help_option_names": ["-h", "--help"]})
@@ -230,7 +239,16 @@ class CheckRequest:
                    "reserves far more than it uses) and, on Linux, the resident memory of all its processes; past "
                    "it the finding is unverifiable. 4G, 512M, 8GiB, a number of bytes, or none.")
 # --- end runtime verification ---
-@click.version_option(__version__, prog_name="attn-lint")
+@click.option("--quiet", "-q", is_flag=True,
+              help="Print the findings and nothing else: no notes, no summary line (errors still print).")
+@click.option("--exit-zero", is_flag=True,
+              help="Exit 0 even when there are findings (usage, configuration and internal errors still exit 2).")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+              help="Colour the text report: auto colours a terminal unless NO_COLOR is set (FORCE_COLOR colours "
+                   "any output).")
+@click.option("--output-file", "-o", type=click.Path(dir_okay=False), default=None,
+              help="Write the report to this file instead of standard output.")
+@click.version_option(__version__, "-V", "--version", prog_name="attn-lint")
 def check(**params):
     """Find backend interface drift in PATHS (files or folders; default: `src` from pyproject.toml, or the
     project root).
@@ -271,7 +289,7 @@ def check(**params):
     except ConfigError as exc:
         click.echo(f"attn-lint: configuration error: {exc}", err=True)
         sys.exit(2)
-    for note in resolved.notes:
+    for note in resolved.notes if not opts.quiet else ():
         click.echo(f"attn-lint: note: {note}", err=True)
     # `select` naming AL900 (on the command line or in pyproject.toml) asks for the unused-
     # suppression report, as --report-unused-suppressions does; `ignore` naming it wins over both.
@@ -377,7 +395,7 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
             click.echo(f"attn-lint: {gpu_problem}", err=True)
     # --- end runtime verification ---
 
-    emit(result, resolved, opts, verification)
+    _emit_to(opts, resolved, lambda: emit(result, resolved, opts, verification))
     if refused_writes:
         return 2  # a link aimed a write outside the project: not a finding, a refusal
     if gpu_problem:
@@ -386,9 +404,31 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
         # A mistyped path must not pass CI as "no findings": the rest was analysed, but the
         # command line was wrong.
         return 2
+    if opts.exit_zero:
+        return 0  # asked for: findings, unwritten fixes and unanalysable files leave it 0
     if result.errors and not opts.ignore_file_errors:
         return 1  # a commit with a syntax error must not pass the hook as "no findings" (ruff agrees)
     return 1 if failing(result.findings, resolved.fail_on) or left_unwritten else 0
+
+
+def _emit_to(opts: RunOptions, resolved: Resolved, write) -> None:
+    """Run `write` with standard output going to `--output-file` where one is given (the command
+    line's own path: it may name anything, but never a link, which could aim the write elsewhere)."""
+    if not opts.output_file:
+        write()
+        return
+    import contextlib
+
+    from .userfiles import Refused, output_target
+    try:
+        output_target(opts.output_file, resolved.config.root, f"--output-file {opts.output_file}")
+    except Refused as exc:
+        raise CliError(str(exc)) from None
+    try:
+        with open(opts.output_file, "w", encoding="utf-8") as fh, contextlib.redirect_stdout(fh):
+            write()
+    except OSError as exc:
+        raise CliError(f"--output-file {printable(opts.output_file)}: {exc.strerror or exc}") from None
 
 
 def failing(findings, fail_on: str) -> list:
@@ -799,7 +839,9 @@ def emit(result: Result, resolved: Resolved, opts: RunOptions, verification: dic
         click.echo(render(result, path_of, root, extra))
     else:
         from .report.text import make_console, render
-        render(result, make_console(), verbose=opts.verbose)
+        render(result, make_console(color=opts.color), verbose=opts.verbose, summary=not opts.quiet)
+        if opts.quiet:
+            return
         # (REF is the user's text, `HEAD@{1}` say: never a format string)
         words = {"suppressed": "suppressed by comments", "dismissed": "dismissed in the configuration",
                  "baselined": "in the baseline", "at_revision": f"already at {printable(opts.new_since or '')}",

@@ -24,11 +24,23 @@ SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold b
 CONFIDENCE_STYLE = {"high": "bold", "medium": "", "low": "dim"}
 
 
-def make_console(stream=None) -> Console:
+def colour_wanted(stream, choice: str = "auto") -> bool:
+    """`--color`: always, never, or auto: not where NO_COLOR is set, always where FORCE_COLOR is,
+    else on a terminal only (https://no-color.org, https://force-color.org)."""
+    if choice in ("always", "never"):
+        return choice == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return stream.isatty()
+
+
+def make_console(stream=None, color: str = "auto") -> Console:
     stream = stream or sys.stdout
-    plain = bool(os.environ.get("NO_COLOR")) or not stream.isatty()
+    plain = not colour_wanted(stream, color)
     return Console(file=stream, no_color=plain, highlight=False, soft_wrap=True,
-                   force_terminal=False if plain else None, emoji=False, markup=False,
+                   force_terminal=not plain, emoji=False, markup=False,
                    color_system=None if plain else "auto")
 
 
@@ -58,8 +70,9 @@ def _read_lines(path: str) -> list[str]:
     return lines
 
 
-def render(result: Result, console: Console, verbose: bool = False) -> None:
-    """`verbose`: also the supporting evidence (other probe sites, how delegates were found)."""
+def render(result: Result, console: Console, verbose: bool = False, summary: bool = True) -> None:
+    """`verbose`: also the supporting evidence (other probe sites, how delegates were found);
+    `summary`: the closing line (`--quiet` leaves it out)."""
     roots = {f.display: f.path for f in result.files}
     sources: dict[str, list[str]] = {}
     for f in result.findings:
@@ -73,7 +86,8 @@ def render(result: Result, console: Console, verbose: bool = False) -> None:
         head.append(f"{e.kind}", style="magenta")
         head.append(printable(f": {e.message} ({e.outcome})"))
         console.print(head)
-    _summary(console, result)
+    if summary:
+        _summary(console, result)
 
 
 def _finding(console: Console, f: Finding, roots: dict[str, str], sources: dict[str, list[str]],
