@@ -367,6 +367,96 @@ def import_root(f: SourceFile) -> str:
     return root
 
 
+MAX_IMPORT_SAMPLES = 40  # files of a package read for how its own modules import it
+_SAMPLE_BYTES = 1 << 16
+
+
+def _namespace_root(package: str, cache: dict, named: bool = True) -> str:
+    """The import root of the folder `package`: its parent where it is a regular package
+    (`named`), itself otherwise (the folder given on the command line, under no package); but
+    higher where the folders above are namespace packages (PEP 420: no `__init__.py`) that its own
+    modules import through: `sglang/srt/` without `sglang/__init__.py`, whose modules write `from
+    sglang.srt.layers.x import y`, is `sglang.srt`. Read from the absolute imports of up to
+    MAX_IMPORT_SAMPLES of its files: an import `a.b.c` names a folder `a` above them, and the root
+    is the folder holding it where `a/b` (and on) is there too; the root most imports agree on,
+    by at least two, above the default one."""
+    key = ("namespace", package, named)
+    if key in cache:
+        return cache[key]
+    root = os.path.dirname(package) if named else package
+    above = os.path.dirname(root)
+    if not os.path.basename(root).isidentifier() or above == root \
+            or os.path.isfile(os.path.join(root, "__init__.py")):
+        cache[key] = root  # (most trees: the folder above the top package is no package name)
+        return root
+    votes: dict[str, int] = {}
+    for dotted in _absolute_imports(_sample_texts(package)):
+        found = _holding_root(package, dotted.split("."))
+        if found is not None and found != root and _above(found, root):
+            votes[found] = votes.get(found, 0) + 1
+    best = max(votes.items(), key=lambda kv: (kv[1], -len(kv[0])), default=None)
+    cache[key] = best[0] if best and best[1] >= 2 else root
+    return cache[key]
+
+
+def _above(folder: str, below: str) -> bool:
+    return below.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _holding_root(start: str, parts: list[str]) -> str | None:
+    """The folder above `start` that holds the imported `parts[0]` as one of `start`'s ancestors
+    (or `start` itself), where `parts[0]/parts[1]` is a module or folder there too."""
+    current = start
+    for _ in range(32):
+        if os.path.basename(current) == parts[0]:
+            root = os.path.dirname(current)
+            second = os.path.join(current, parts[1]) if len(parts) > 1 else None
+            if second and (os.path.isdir(second) or os.path.isfile(second + ".py")):
+                return root
+            return None
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+    return None
+
+
+def _absolute_imports(texts: list[bytes]) -> list[str]:
+    import re
+    pattern = re.compile(rb"^[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import|import[ \t]+([A-Za-z_][\w.]*))", re.M)
+    out = []
+    for t in texts:
+        for m in pattern.finditer(t):
+            name = (m.group(1) or m.group(2)).decode("ascii", "replace")
+            if "." in name:
+                out.append(name)
+    return out
+
+
+def _sample_texts(package: str) -> list[bytes]:
+    """The heads of up to MAX_IMPORT_SAMPLES Python files of the package, nearest first."""
+    out: list[bytes] = []
+    folders = [package]
+    while folders and len(out) < MAX_IMPORT_SAMPLES:
+        folder = folders.pop(0)
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if len(out) >= MAX_IMPORT_SAMPLES:
+                break
+            try:
+                if entry.is_dir(follow_symlinks=False) and entry.name not in SKIP_DIRS:
+                    folders.append(entry.path)
+                elif entry.name.endswith(".py") and entry.is_file(follow_symlinks=False):
+                    with open_source(entry.path) as fh:
+                        out.append(fh.read(_SAMPLE_BYTES))
+            except OSError:
+                continue
+    return out
+
+
 def module_name(path: str, roots_cache: dict | None = None, top: str | None = None) -> str:
     """The module name Python would give the file.
 
@@ -420,10 +510,10 @@ def _import_root(directory: str, cache: dict, top: str | None) -> str:
             break
         current = parent
     if highest_package:
-        root = os.path.dirname(highest_package)
+        root = _namespace_root(highest_package, cache)
     elif top and (directory == top or directory.startswith(top.rstrip(os.sep) + os.sep)) and all(
             part.isidentifier() for part in os.path.relpath(directory, top).split(os.sep) if part != "."):
-        root = top
+        root = _namespace_root(top, cache, named=False)
     else:
         root = directory
     cache[(directory, top)] = root
