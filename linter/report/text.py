@@ -98,8 +98,7 @@ def _finding(console: Console, f: Finding, roots: dict[str, str], sources: dict[
     head.append(f"{f.code}", style=SEVERITY_STYLE.get(f.severity, "bold"))
     head.append(f" [{f.severity}]", style=SEVERITY_STYLE.get(f.severity, ""))
     head.append(f" [{f.confidence}] ", style=CONFIDENCE_STYLE.get(f.confidence, ""))
-    head.append(printable(f.message))
-    console.print(head)
+    _hanging(console, head, Text(printable(f.message)), 4)
     for n, text in code_frame(f.path, f.line, roots, sources=sources):
         marker = ">" if n == f.line else " "
         console.print(Text(f"  {marker} {n:>5} | {printable(text)}", style="bold" if n == f.line else "dim"))
@@ -107,23 +106,61 @@ def _finding(console: Console, f: Finding, roots: dict[str, str], sources: dict[
     if shown:
         console.print(Text("    evidence:", style="dim"))
         for e in shown:
-            line = Text("      - ")
+            line = Text()
             line.append(printable(f"{e.path}:{e.line}"), style="cyan")
             line.append(printable(f"  {e.note}"))
-            console.print(line)
+            _hanging(console, Text("      - "), line, 8)
     if len(shown) < len(f.evidence):
         n = len(f.evidence) - len(shown)
         console.print(Text(f"      ({n} supporting line{'s' if n != 1 else ''}: --verbose shows them)", style="dim"))
     if f.confidence_reasons:
         console.print(Text(f"    confidence {f.confidence}:", style="dim"))
         for r in f.confidence_reasons:
-            line = Text(f"      {'raised' if r.effect == 'raise' else 'lowered'}: ")
+            line = Text()
             line.append(printable(f"{r.path}:{r.line}"), style="cyan")
             line.append(printable(f": [{r.signal}] {r.note}"))
-            console.print(line)
+            _hanging(console, Text(f"      {'raised' if r.effect == 'raise' else 'lowered'}: "), line, 8)
+    advice = help_line(f.code)
+    if advice:
+        _hanging(console, Text("    help: ", style="bold"), Text(advice), 10)
     if verbose:  # what a reviewer copies to set it aside: [tool.attn-lint.dismissed]
         console.print(Text(f"    identity: {identity(f)}", style="dim"))
     console.print()
+
+
+def help_line(code: str) -> str:
+    """The first sentence of the rule's "How to fix" (what its page says to do), and whether
+    `--fix` does it."""
+    from ...rules import RULES_BY_CODE
+    rule = RULES_BY_CODE.get(code)
+    if rule is None or "## How to fix" not in rule.doc:
+        return ""
+    text = rule.doc.split("## How to fix", 1)[1].strip().split("\n\n", 1)[0]
+    text = " ".join(line.strip() for line in text.split("```", 1)[0].splitlines() if line.strip())
+    first = text.split(". ", 1)[0].rstrip(":.") + "."
+    more = f"; `attn-lint rule {code}` shows how"
+    return first[:-1] + more + (" (fixable with --fix)" if getattr(rule, "fixable", False) else "") + "."
+
+
+def _hanging(console: Console, prefix: Text, body: Text, indent: int) -> None:
+    """`prefix` then `body`, wrapped to a terminal's width with later lines under the body's start;
+    one line where the output is no terminal (a pipe or a file keeps each line whole for grep)."""
+    if not console.is_terminal or console.width <= indent + 20:
+        console.print(Text.assemble(prefix, body))
+        return
+    whole = Text.assemble(prefix, body)
+    first = whole.wrap(console, console.width)[0]
+    if len(first.plain.rstrip()) <= len(prefix.plain.rstrip()) and len(prefix.plain) <= indent:
+        # The body's first word (a long path) did not fit beside the prefix: fold it there instead.
+        for n, line in enumerate(body.wrap(console, console.width - indent, overflow="fold")):
+            console.print(Text.assemble(prefix if n == 0 else Text(" " * indent), line))
+        return
+    console.print(first)
+    tail = whole[len(first.plain):]  # what did not fit, wrapped again under the indent
+    tail = tail[len(tail.plain) - len(tail.plain.lstrip()):]
+    if tail.plain:
+        for line in tail.wrap(console, console.width - indent):
+            console.print(Text.assemble(Text(" " * indent), line))
 
 
 def _latent(console: Console, result: Result) -> None:

@@ -1,0 +1,38 @@
+"""Each finding says what to do: one `help:` line from its rule's "How to fix", with "fixable with
+--fix" where `--fix` does it; on a terminal it wraps to the width with its later lines under the
+text's start, and a pipe keeps it whole. Before: no finding said how to fix it or that --fix would.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+from conftest import FIXTURES, run_in_pty
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def _env(**extra):
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    env.update(extra)
+    return env
+
+
+def test_every_finding_has_its_rules_help_line():
+    out = subprocess.run([sys.executable, "-m", "attn_lint", "--no-cache", "--no-server", FIXTURES],
+                         capture_output=True, text=True, env=_env(), timeout=120)
+    helps = [line for line in out.stdout.splitlines() if line.startswith("    help: ")]
+    assert len(helps) == out.stdout.count(" [error] [") + out.stdout.count(" [warning] [")
+    assert any("Forward the hook from the wrapper" in h and "(fixable with --fix)" in h for h in helps)
+    assert any("`attn-lint rule AL002` shows how" in h and "--fix" not in h for h in helps)
+
+
+def test_on_an_80_column_terminal_the_help_line_wraps_under_its_text():
+    text = ANSI.sub("", run_in_pty(["--no-cache", "--no-server", FIXTURES / "al002_delegation_typeerror"],
+                                   _env(COLUMNS="80", LINES="50")))
+    lines = text.replace("\r\n", "\n").split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("    help: "))
+    assert len(lines[start]) <= 80 and lines[start + 1].startswith(" " * 10) and lines[start + 1].strip()
