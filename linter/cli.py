@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+import time
 import traceback
 from dataclasses import dataclass
 
@@ -95,6 +96,7 @@ class RunOptions:
     write_baseline: str | None = None
     changed_files: tuple[str, ...] | None = None  # pre-commit mode: report only findings touching these
     new_since: str | None = None  # --new-since REF: report only findings whose identity REF lacks
+    only: tuple[str, ...] = ()  # --only IDENTITY: report (and verify) only these findings
     show_fixed: bool = False  # --show-fixed: and list REF's findings that are gone
     statistics: bool = False
     verbose: bool = False  # the supporting evidence too (text and github formats)
@@ -146,6 +148,7 @@ class CheckRequest:
     output_file: str | None = None
     new_since: str | None = None
     show_fixed: bool = False
+    only: tuple[str, ...] = ()
     ignore_file_errors: bool = False
     verify: bool = False
     verify_gpu: bool = False
@@ -161,7 +164,8 @@ class CheckRequest:
                           show_fixed=self.show_fixed, verify=self.verify or self.verify_gpu,
                           verify_gpu=self.verify_gpu, verify_time_limit=self.verify_time_limit,
                           verify_memory_limit=self.verify_memory_limit, quiet=self.quiet,
-                          exit_zero=self.exit_zero, color=self.color, output_file=self.output_file)
+                          exit_zero=self.exit_zero, color=self.color, output_file=self.output_file,
+                          only=tuple(i.strip().lower() for i in self.only))
 
 
 @main.command("check", context_settings={"help_option_names": ["-h", "--help"]})
@@ -239,6 +243,9 @@ class CheckRequest:
                    "reserves far more than it uses) and, on Linux, the resident memory of all its processes; past "
                    "it the finding is unverifiable. 4G, 512M, 8GiB, a number of bytes, or none.")
 # --- end runtime verification ---
+@click.option("--only", "only", multiple=True, metavar="IDENTITY",
+              help="Report (and with --verify, verify) only the finding with this identity, as --format json "
+                   "or --verbose shows it; a prefix of at least 8 hex digits will do (repeatable).")
 @click.option("--quiet", "-q", is_flag=True,
               help="Print the findings and nothing else: no notes, no summary line (errors still print).")
 @click.option("--exit-zero", is_flag=True,
@@ -263,6 +270,10 @@ def check(**params):
     request = CheckRequest(**params)
     opts = request.options()
     paths = request.paths
+    bad = [i for i in request.only if not (8 <= len(i.strip()) <= 32 and all(c in "0123456789abcdef"
+                                                                             for c in i.strip().lower()))]
+    if bad:
+        raise click.UsageError(f"--only takes a finding's identity (8 to 32 hex digits), not {bad[0]!r}")
     if request.show_fixed and not request.new_since:
         raise click.UsageError("--show-fixed needs --new-since REF")
     if request.new_since is not None and (request.write_baseline or request.fix or request.diff):
@@ -330,6 +341,7 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
             raise CliError(str(exc)) from None
     want_context = opts.fix or opts.diff or opts.verify  # runtime verification needs the context too
     raw = _analyse(resolved, keep_context=want_context)
+    started = time.perf_counter()
     at = _findings_at_revision(resolved, opts.new_since, raw) if opts.new_since is not None else None
     at_revision = at.findings if at is not None else None
     if opts.new_since is not None:
@@ -339,6 +351,9 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
         result.stats["hidden_by_configuration"] = _hidden_by_configuration(at, opts, result)
     if at is not None:
         result.stats["revision_served_from_cache"] = at.served_from_cache
+        # The time line counts REF's analysis too (reading it from git, analysing it, or serving it).
+        result.stats["revision_seconds"] = round(time.perf_counter() - started, 3)
+        result.stats["seconds"] = round(result.stats.get("seconds", 0) + result.stats["revision_seconds"], 3)
     if not result.files and not result.errors:
         click.echo(f"attn-lint: warning: no Python files found in {', '.join(map(printable, resolved.paths))}",
                    err=True)
@@ -737,6 +752,9 @@ def postprocess(result: Result, resolved: Resolved, opts: RunOptions, at_revisio
         stats["at_revision"] = covered
         stats["fixed_since_revision"] = len(fixed) if fixed is not None else None
 
+    if opts.only:
+        from .identity import identity
+        findings = [f for f in findings if any(identity(f).startswith(p) for p in opts.only)]
     findings.sort(key=lambda f: f.sort_key)
     # Everything above applies to latent findings too (a suppression that silences one is used);
     # only now are they set apart, so that the report and the exit status count the others.

@@ -71,3 +71,16 @@ def test_output_file_through_a_link_out_of_the_project_is_refused(tmp_path):
     out = attn_lint("--output-file", "report.txt", ".", cwd=project)
     assert out.returncode == 2 and "symbolic link out of the project" in out.stderr, out.stderr
     assert elsewhere.read_text() == "keep\n"
+
+
+def test_only_reports_one_finding_by_its_identity():
+    import json
+    doc = json.loads(attn_lint("--format", "json", FIXTURES).stdout)
+    assert len(doc["findings"]) > 1
+    first = doc["findings"][0]
+    one = attn_lint("--format", "json", "--only", first["identity"][:10], FIXTURES)
+    got = json.loads(one.stdout)["findings"]
+    assert one.returncode == 1 and [f["identity"] for f in got] == [first["identity"]]
+    assert attn_lint("--only", "0" * 32, FIXTURES).returncode == 0  # no finding has it
+    bad = attn_lint("--only", "not-an-id", FIXTURES)
+    assert bad.returncode == 2 and "8 to 32 hex digits" in bad.stderr

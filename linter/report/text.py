@@ -114,7 +114,7 @@ def _finding(console: Console, f: Finding, roots: dict[str, str], sources: dict[
         n = len(f.evidence) - len(shown)
         console.print(Text(f"      ({n} supporting line{'s' if n != 1 else ''}: --verbose shows them)", style="dim"))
     if f.confidence_reasons:
-        console.print(Text(f"    confidence {f.confidence}:", style="dim"))
+        console.print(Text(f"    confidence {f.confidence}{_pairing_counts(f)}:", style="dim"))
         for r in f.confidence_reasons:
             line = Text()
             line.append(printable(f"{r.path}:{r.line}"), style="cyan")
@@ -126,6 +126,18 @@ def _finding(console: Console, f: Finding, roots: dict[str, str], sources: dict[
     if verbose:  # what a reviewer copies to set it aside: [tool.attn-lint.dismissed]
         console.print(Text(f"    identity: {identity(f)}", style="dim"))
     console.print()
+
+
+def _pairing_counts(f: Finding) -> str:
+    """How many of the implementations the finding names are still live and how many were ruled
+    out ("lowered ... cannot run" under `medium` reads as a contradiction without it)."""
+    dead = set(f.detail_list("latent_impls"))
+    if not f.targets or not dead:
+        return ""
+    live = [t for t in f.targets if t not in dead]
+    if f.confidence == "low" or not live:
+        return f" (every one of {len(f.targets)} implementations ruled out)"
+    return f" ({len(live)} of {len(f.targets)} implementations live, {len(f.targets) - len(live)} ruled out)"
 
 
 def help_line(code: str) -> str:
