@@ -49,3 +49,12 @@ def test_the_confidence_head_counts_live_and_ruled_out_implementations():
     assert _pairing_counts(Finding("AL001", "n", "error", "a.py", 1, 1, "m", "pkg.W", "hook", ("pkg.A",), (),
                                    details_of(latent_impls=["pkg.A"]), confidence="low")) == \
         " (every one of 1 implementations ruled out)"
+
+
+def test_long_class_lists_are_cut_to_a_few_and_a_count():
+    from attn_lint.linter.report.text import shortened
+    names = ", ".join(f"Backend{n}" for n in range(22))
+    note = f"`self.decode_backend` holds exactly {names} (every assignment followed)"
+    assert shortened(note) == ("`self.decode_backend` holds exactly Backend0, Backend1, Backend2, Backend3, … "
+                               "(22 classes; -v lists them) (every assignment followed)")
+    assert shortened("holds exactly A, B, C") == "holds exactly A, B, C"  # short lists stay whole

@@ -8,6 +8,7 @@ evidence, and the reasons for its confidence (`raised`/`lowered: path:line: [sig
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 from rich.console import Console
@@ -108,7 +109,7 @@ def _finding(console: Console, f: Finding, roots: dict[str, str], sources: dict[
         for e in shown:
             line = Text()
             line.append(printable(f"{e.path}:{e.line}"), style="cyan")
-            line.append(printable(f"  {e.note}"))
+            line.append(printable(f"  {e.note if verbose else shortened(e.note)}"))
             _hanging(console, Text("      - "), line, 8)
     if len(shown) < len(f.evidence):
         n = len(f.evidence) - len(shown)
@@ -118,7 +119,7 @@ def _finding(console: Console, f: Finding, roots: dict[str, str], sources: dict[
         for r in f.confidence_reasons:
             line = Text()
             line.append(printable(f"{r.path}:{r.line}"), style="cyan")
-            line.append(printable(f": [{r.signal}] {r.note}"))
+            line.append(printable(f": [{r.signal}] {r.note if verbose else shortened(r.note)}"))
             _hanging(console, Text(f"      {'raised' if r.effect == 'raise' else 'lowered'}: "), line, 8)
     advice = help_line(f.code)
     if advice:
@@ -126,6 +127,19 @@ def _finding(console: Console, f: Finding, roots: dict[str, str], sources: dict[
     if verbose:  # what a reviewer copies to set it aside: [tool.attn-lint.dismissed]
         console.print(Text(f"    identity: {identity(f)}", style="dim"))
     console.print()
+
+
+_CLASS_LIST = re.compile(r"(?:`?[A-Z][A-Za-z0-9_]*`?, ){6,}`?[A-Z][A-Za-z0-9_]*`?")
+KEPT_NAMES = 4  # names of a long class list shown before "…"
+
+
+def shortened(note: str) -> str:
+    """A note with each list of seven or more class names cut to its first few and a count
+    (`--verbose` shows it whole): one 22-class list repeated under seven findings fills screens."""
+    def cut(m: re.Match) -> str:
+        names = m.group(0).split(", ")
+        return ", ".join(names[:KEPT_NAMES]) + f", … ({len(names)} classes; -v lists them)"
+    return _CLASS_LIST.sub(cut, note)
 
 
 def _pairing_counts(f: Finding) -> str:
