@@ -718,10 +718,14 @@ def postprocess(result: Result, resolved: Resolved, opts: RunOptions, at_revisio
 
     if opts.changed_files is not None:
         changed = {os.path.realpath(p) for p in opts.changed_files}
+        # A folder stands for every file under it (`--changed-files serving/backends/`).
+        folders = tuple(p.rstrip(os.sep) + os.sep for p in changed if os.path.isdir(p))
 
         def touches(f) -> bool:
             paths = [f.path] + [e.path for e in f.evidence]
-            return any(os.path.realpath(abs_of[p]) in changed for p in paths if p in abs_of)
+            real = [os.path.realpath(abs_of[p]) for p in paths if p in abs_of]
+            return any(r in changed or r.startswith(folders) for r in real) if folders else \
+                any(r in changed for r in real)
 
         findings = [f for f in findings if touches(f)]
 

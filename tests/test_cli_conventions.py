@@ -84,3 +84,17 @@ def test_only_reports_one_finding_by_its_identity():
     assert attn_lint("--only", "0" * 32, FIXTURES).returncode == 0  # no finding has it
     bad = attn_lint("--only", "not-an-id", FIXTURES)
     assert bad.returncode == 2 and "8 to 32 hex digits" in bad.stderr
+
+
+def test_changed_files_takes_folders(tmp_path):
+    """`--changed-files serving/backends/` stands for every file under it (before: a folder matched
+    no finding, and the run silently reported nothing)."""
+    import shutil
+    project = tmp_path / "project"
+    shutil.copytree(AL001, project)
+    (project / "serving" / "quiet").mkdir()
+    (project / "serving" / "quiet" / "util.py").write_text("VALUE = 1\n")
+    hit = attn_lint("--changed-files", "--format", "concise", "serving/backends", cwd=project)
+    assert hit.returncode == 1 and "AL001" in hit.stdout, hit.stdout + hit.stderr
+    miss = attn_lint("--changed-files", "--format", "concise", "serving/quiet", cwd=project)
+    assert miss.returncode == 0 and "AL001" not in miss.stdout, miss.stdout + miss.stderr
