@@ -342,10 +342,13 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
     want_context = opts.fix or opts.diff or opts.verify  # runtime verification needs the context too
     raw = _analyse(resolved, keep_context=want_context)
     started = time.perf_counter()
-    at = _findings_at_revision(resolved, opts.new_since, raw) if opts.new_since is not None else None
+    # The contents analysed now, by git blob id: read once, for REF's lookup and for keeping this run.
+    parts = _reuse_key_parts(resolved, raw.files) \
+        if opts.new_since is not None and resolved.settings.cache_dir is not None else None
+    at = _findings_at_revision(resolved, opts.new_since, parts) if opts.new_since is not None else None
     at_revision = at.findings if at is not None else None
-    if opts.new_since is not None:
-        _keep_for_a_later_revision(resolved, raw)
+    if parts is not None:
+        _keep_for_a_later_revision(resolved, raw, parts)
     result = postprocess(raw, resolved, opts, at_revision)
     if at is not None and at.resolved is not None:
         result.stats["hidden_by_configuration"] = _hidden_by_configuration(at, opts, result)
@@ -493,15 +496,13 @@ def _reuse_key_parts(resolved: Resolved, files: list):
     return root, analysed, config
 
 
-def _keep_for_a_later_revision(resolved: Resolved, raw: Result) -> None:
+def _keep_for_a_later_revision(resolved: Resolved, raw: Result, parts: tuple) -> None:
     """Keep this run's findings, as a revision's are compared (every confidence, before the
-    changed-files filter, paths relative to the repository), under the contents it analysed: the
-    next commit's `--new-since HEAD` is this very content (linter/revision_reuse.py)."""
+    changed-files filter, paths relative to the repository), under the contents it analysed
+    (`parts`: _reuse_key_parts): the next commit's `--new-since HEAD` is this very content
+    (linter/revision_reuse.py)."""
     from . import revision_reuse as reuse
-    if raw.reads is None or resolved.settings.cache_dir is None:
-        return
-    parts = _reuse_key_parts(resolved, raw.files)
-    if parts is None:
+    if raw.reads is None:
         return
     root, analysed, config = parts
     shown = postprocess(raw, resolved, RunOptions())
@@ -515,16 +516,11 @@ def _keep_for_a_later_revision(resolved: Resolved, raw: Result) -> None:
                base, root)
 
 
-def _served_at_revision(resolved: Resolved, ref: str, raw: Result) -> list | None:
+def _served_at_revision(resolved: Resolved, ref: str, parts: tuple) -> list | None:
     """REF's findings without reading REF's files, where a run analysed its very contents."""
     from . import revision_reuse as reuse
     from .revision import RevisionError, listing
-    if resolved.settings.cache_dir is None:
-        return None
-    parts = _reuse_key_parts(resolved, raw.files)
-    if parts is None:
-        return None
-    root, analysed, config = parts
+    root, analysed, _config = parts
     own, config_path = _own_config(resolved)
     try:
         _commit, listed, extra = listing(ref, resolved.paths, resolved.config.root,
@@ -536,15 +532,16 @@ def _served_at_revision(resolved: Resolved, ref: str, raw: Result) -> list | Non
                         reuse.at_revision_files(listed, set(analysed), root), at_config)
 
 
-def _findings_at_revision(resolved: Resolved, ref: str, raw: Result | None = None) -> _AtRevision:
+def _findings_at_revision(resolved: Resolved, ref: str, parts: tuple | None = None) -> _AtRevision:
     """Every finding (latent ones too: one changing confidence is not new) of the analysed paths
     as they are at git revision `ref`, with the same settings; paths relative to the repository.
     Where the run's configuration is the repository's own and `ref`'s hides other findings, the
     same under `ref`'s configuration too (the `not shown:` line counts what the change hides).
-    Served without reading REF where a run already analysed its contents (`raw`: this run)."""
+    Served without reading REF where a run already analysed its contents (`parts`: this run's,
+    _reuse_key_parts)."""
     from .revision import RevisionError, snapshot
-    if raw is not None:
-        served = _served_at_revision(resolved, ref, raw)
+    if parts is not None:
+        served = _served_at_revision(resolved, ref, parts)
         if served is not None:
             return _AtRevision(served, served_from_cache=True)
     own, config_path = _own_config(resolved)
