@@ -24,6 +24,7 @@ of the work tree, and the summaries of unchanged files come from the cache (keye
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -371,19 +372,11 @@ def _rev_parse(git: _Git, spec: str) -> str:
 def snapshot(ref: str, paths: list[str], start: str, extra: tuple[str, ...] = ()) -> Snapshot:
     """The Python files under `paths` (files or folders of the work tree) at `ref`; `extra`: files
     (paths in the work tree) whose bytes at `ref` are wanted too, when they are small."""
-    repo = find_repository(start)
-    real_root = os.path.realpath(repo.work_tree)
-    rels = [_relative(p, real_root, repo.work_tree) for p in paths]
-    extra_rels = [_relative(p, real_root, repo.work_tree) for p in extra]
-    git = _Git(repo)
-    try:
-        if ref == "HEAD" and _unborn(git):
-            # The repository's first commit (a pre-commit hook comparing with HEAD): nothing came
-            # before it, so every finding is new.
+    with _at(ref, paths, start, extra) as (git, commit, rels, extra_rels):
+        if not commit:
             snap = Snapshot(ref, "", tempfile.mkdtemp(prefix="attn-lint-rev-"), [])
             snap.left_out.append("every path (HEAD has no commit yet: the first commit's findings are all new)")
             return snap
-        commit = resolve_commit(ref, git)
         folder = tempfile.mkdtemp(prefix="attn-lint-rev-")
         snap = Snapshot(ref, commit, folder, [os.path.join(folder, r) if r else folder for r in rels])
         try:
@@ -391,32 +384,40 @@ def snapshot(ref: str, paths: list[str], start: str, extra: tuple[str, ...] = ()
         except BaseException:
             snap.remove()
             raise
-    finally:
-        git.close()
     # A path the revision does not have yet (a folder added since) holds nothing there.
     snap.paths = [p for p in snap.paths if os.path.exists(p)]
     return snap
 
 
-def listing(ref: str, paths: list[str], start: str, extra: tuple[str, ...] = ()) -> tuple[str, dict, dict]:
-    """What `snapshot` would write, without writing it: (the commit, repository path -> blob id of
-    every plain Python file under `paths` at `ref`, repository path -> blob id of each of `extra`
-    it has). `git ls-tree` alone: no object is read. Raises RevisionError as `snapshot` does."""
+@contextlib.contextmanager
+def _at(ref: str, paths: list[str], start: str, extra: tuple[str, ...]):
+    """(git, the commit or "" for an unborn HEAD, the paths and `extra` relative to the repository),
+    with git closed after: what `listing` and `snapshot` both start from."""
     repo = find_repository(start)
     real_root = os.path.realpath(repo.work_tree)
     rels = [_relative(p, real_root, repo.work_tree) for p in paths]
     extra_rels = [_relative(p, real_root, repo.work_tree) for p in extra]
     git = _Git(repo)
     try:
-        if ref == "HEAD" and _unborn(git):
+        # The repository's first commit (a pre-commit hook comparing with HEAD): nothing came
+        # before it, so every finding is new.
+        commit = "" if ref == "HEAD" and _unborn(git) else resolve_commit(ref, git)
+        yield git, commit, rels, extra_rels
+    finally:
+        git.close()
+
+
+def listing(ref: str, paths: list[str], start: str, extra: tuple[str, ...] = ()) -> tuple[str, dict, dict]:
+    """What `snapshot` would write, without writing it: (the commit, repository path -> blob id of
+    every plain Python file under `paths` at `ref`, repository path -> blob id of each of `extra`
+    it has). `git ls-tree` alone: no object is read. Raises RevisionError as `snapshot` does."""
+    with _at(ref, paths, start, extra) as (git, commit, rels, extra_rels):
+        if not commit:
             return "", {}, {}
-        commit = resolve_commit(ref, git)
         files = {path: obj for mode, obj, size, path in _entries(git, commit, _specs(rels))
                  if path.endswith((".py", ".pyi")) and mode in _PLAIN_MODES and _safe_relative(path)
                  and size <= MAX_FILE_BYTES}
         return commit, files, _extra_objects(git, commit, extra_rels)
-    finally:
-        git.close()
 
 
 def _relative(path: str, real_root: str, root: str) -> str:
