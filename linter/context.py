@@ -12,7 +12,7 @@ from typing import TypeVar
 from .facts import Site
 from .families import FamilyModel
 from .findings import Evidence
-from .holding_tests import holding, implied_isinstance
+from .holding_tests import kind_tests_at
 from .index import TreeIndex
 from .passes import TreeModel, run_passes
 from .resolve import NOTHING, Resolution, Resolver
@@ -168,24 +168,18 @@ class Context:
             return self._memo[key]
         out = None
         mod = self.index.modules.get(site.module)
-        lines = self.tree.text.source_lines(mod.file.path) if mod is not None else None
-        # Read as text before any parse: most functions test no kind before the line.
-        tested = not lines or any(b"isinstance" in t for t in lines[max(site.fn.line - 1, 0):line])
-        got = self.tree.text.source(site.scope) if tested else None
-        if got is not None:
-            for test, truth in holding(got.node, line):
-                for subject, kinds in implied_isinstance(test, truth):
-                    if not (isinstance(subject, ast.Name) and subject.id == name):
-                        continue
-                    named = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
-                    quals = [self.resolver.resolve(("name", n.id) if isinstance(n, ast.Name) else None, site.scope)
-                             for n in named]
-                    classes = frozenset(t[1] for r in quals for t in r.types if isinstance(t, tuple) and t[0] == "cls")
-                    if classes and len(quals) == len(named) and all(r.types for r in quals):
-                        shown = ", ".join(sorted(c.rsplit(".", 1)[-1] for c in classes))
-                        out = Resolution(classes, (Evidence(site.path, test.lineno,
-                                                            f"`{name}` is tested `isinstance(..., {shown})` "
-                                                            f"where it is used"),))
+        tests = kind_tests_at(self.tree.text, site.scope, mod.file.path, line) if mod is not None else []
+        for subject, kinds, at in tests:
+            if not (isinstance(subject, ast.Name) and subject.id == name):
+                continue
+            named = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
+            quals = [self.resolver.resolve(("name", n.id) if isinstance(n, ast.Name) else None, site.scope)
+                     for n in named]
+            classes = frozenset(t[1] for r in quals for t in r.types if isinstance(t, tuple) and t[0] == "cls")
+            if classes and all(r.types for r in quals):
+                shown = ", ".join(sorted(c.rsplit(".", 1)[-1] for c in classes))
+                out = Resolution(classes, (Evidence(site.path, at, f"`{name}` is tested `isinstance(..., {shown})` "
+                                                                   f"where it is used"),))
         self._memo[key] = out
         return out
 

@@ -49,6 +49,20 @@ def holding(node: ast.AST, line: int) -> list[tuple[ast.expr, bool]]:
     return out
 
 
+def kind_tests_at(text, scope, path: str, line: int) -> list[tuple[ast.expr, ast.expr, int]]:
+    """(subject, classes, the test's line) of each `isinstance(subject, classes)` that holds where
+    `line` of the function `scope` runs, from its text (`text`: function_text.FunctionText). The
+    file's lines are read first: most functions test no kind before the line, and are not parsed."""
+    lines = text.source_lines(path)
+    if lines and not any(b"isinstance" in t for t in lines[max(scope.fn.line - 1, 0):line]):
+        return []
+    got = text.source(scope)
+    if got is None:
+        return []
+    return [(subject, kinds, test.lineno) for test, truth in holding(got.node, line)
+            for subject, kinds in implied_isinstance(test, truth)]
+
+
 def implied_isinstance(test: ast.expr, truth: bool) -> list[tuple[ast.expr, ast.expr]]:
     """The `isinstance(x, C)` calls that hold when `test` has the truth `truth`, as (x, C):
     directly, as a part of a conjunction that holds or of a disjunction that fails, or negated."""

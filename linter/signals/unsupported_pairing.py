@@ -51,7 +51,7 @@ from ..confidence import Pairing, Signal
 from ..facts import Site, scopes_of
 from ..findings import Reason, short
 from ..guards import deciding
-from ..holding_tests import holding, implied_isinstance
+from ..holding_tests import kind_tests_at
 from ..resolve import Scope
 
 if TYPE_CHECKING:
@@ -171,19 +171,9 @@ def _wrapper_fails(index, wrapper: str, impl: str, attr: str, chained: bool) -> 
 def _kind_tested(ctx: Context, site, line: int) -> bool:
     """The line runs only where an `isinstance(...)` test holds (inside `if isinstance(c, X):`,
     or after `if not isinstance(c, SupportsX): return ...`): the call there is made on the kinds
-    the test names, not on whatever the accessor can return. Read from the function's text."""
-    if not _mentions_isinstance(ctx, site, line):
-        return False  # (most functions: read as text before any parse)
-    got = ctx.tree.text.source(site.scope)
-    return got is not None and any(implied_isinstance(test, truth) for test, truth in holding(got.node, line))
-
-
-def _mentions_isinstance(ctx: Context, site, line: int) -> bool:
+    the test names, not on whatever the accessor can return."""
     mod = ctx.index.modules.get(site.module)
-    lines = ctx.tree.text.source_lines(mod.file.path) if mod is not None else None
-    if not lines:
-        return True
-    return any(b"isinstance" in text for text in lines[max(site.fn.line - 1, 0):line])
+    return mod is not None and bool(kind_tests_at(ctx.tree.text, site.scope, mod.file.path, line))
 
 
 class _Consumers:
