@@ -302,21 +302,29 @@ class TreeIndex:
         hit = self._declared_memo.get(qual)
         if hit is not None:
             return hit
-        entry = self.classes[qual]
         internal: list[str] = []
         external: list[str] = []
+        for name, q in self._base_symbols(qual):
+            if q:
+                internal.append(q)
+            else:
+                external.append(name)
+        self._declared_memo[qual] = (internal, external)
+        return internal, external
+
+    def _base_symbols(self, qual: str) -> list[tuple[str, str | None]]:
+        """(name as written, the in-tree class it resolves to or None) of each declared base, in order."""
+        entry = self.classes[qual]
         outer = entry.info.name.rsplit(".", 1)[0] if "." in entry.info.name else None
+        out = []
         for ref in entry.info.bases:
             name = ref[1]
             sym = self.resolve_name(entry.module, name)
             if sym is None and outer:
                 sym = self.resolve_name(entry.module, f"{outer}.{name}")
-            if sym is not None and sym.kind == "class" and sym.qual in self.classes and sym.qual != qual:
-                internal.append(sym.qual)
-            else:
-                external.append(name)
-        self._declared_memo[qual] = (internal, external)
-        return internal, external
+            found = sym is not None and sym.kind == "class" and sym.qual in self.classes and sym.qual != qual
+            out.append((name, sym.qual if found else None))
+        return out
 
     def mro(self, qual: str) -> list[str]:
         """In-tree MRO by C3 linearisation (depth-first order where C3 fails)."""
@@ -386,15 +394,7 @@ class TreeIndex:
     def _ordered_bases(self, qual: str) -> list[str]:
         """The declared bases in order: in-tree ones by qualified name, the others as "?Name"."""
         internal = set(self.bases(qual)[0])
-        entry = self.classes[qual]
-        outer = entry.info.name.rsplit(".", 1)[0] if "." in entry.info.name else None
-        out = []
-        for ref in entry.info.bases:
-            sym = self.resolve_name(entry.module, ref[1])
-            if sym is None and outer:
-                sym = self.resolve_name(entry.module, f"{outer}.{ref[1]}")
-            out.append(sym.qual if sym is not None and sym.qual in internal else f"?{ref[1]}")
-        return out
+        return [q if q in internal else f"?{name}" for name, q in self._base_symbols(qual)]
 
     def _full_linearise(self, qual: str, memo: dict, count: list) -> list[str] | None:
         if qual in memo:

@@ -517,19 +517,17 @@ class Runner:
                     reason = Reason("factory-built", "lower", site.path, call.line,
                                     f"the call runs only where a test in `{site.where}` holds: the classes the "
                                     f"factory builds for this kind may never take that branch")
-                    finding = replace(finding, confidence="low",
-                                      confidence_reasons=(reason, *finding.confidence_reasons))
+                    finding = _restated(finding, "low", reason)
                 elif (holder := _built_at(ctx, site.cls)) is not None:
                     # The holder is built, its factory names the class for its kind, and the call
                     # runs whenever its method does: the pairing and the call are the code's own.
-                    path, line, where = holder
+                    where = holder[2]
                     first = next(b for b in built if b.cls == rejecting[0][0])
                     reason = Reason("factory-built", "raise", first.evidence.path, first.evidence.line,
                                     f"`{short(site.cls)}` is built ({where}), its configurations' factory builds "
                                     f"`{short(first.cls)}` for its kind, and `{site.where}` makes the call "
                                     f"whenever it runs: every layer so configured raises TypeError")
-                    finding = replace(finding, confidence="high",
-                                      confidence_reasons=(reason, *finding.confidence_reasons))
+                    finding = _restated(finding, "high", reason)
                 yield finding
 
     def _own_calls_narrowed(self, ctx: Context) -> Iterable[Finding]:
@@ -577,8 +575,7 @@ class Runner:
                                     f"no way the tree shows runs `{site.fn.name}` on "
                                     f"{', '.join(f'`{short(i)}`' for i in finding.targets[:3])}: the override "
                                     f"disagrees with the call, which may never meet it")
-                    finding = replace(finding, confidence="low",
-                                      confidence_reasons=(reason, *finding.confidence_reasons))
+                    finding = _restated(finding, "low", reason)
                 yield finding
 
     def _dropped_parameters(self, ctx: Context) -> Iterable[Finding]:
@@ -840,6 +837,11 @@ def _lacks(names: set[str], override: tuple) -> bool:
     return not any(p.kind == VAR_KEYWORD for p in override) and bool(names - {p.name for p in override})
 
 
+def _restated(finding: Finding, level: str, reason: Reason) -> Finding:
+    """The finding at `level`, the reason that decided it first among its reasons."""
+    return replace(finding, confidence=level, confidence_reasons=(reason, *finding.confidence_reasons))
+
+
 def _caller(site) -> str:
     """The calling function by short names (`Class.method`, `function`), or the module's last
     part for a call at module level: the subject of the finding's identity."""
@@ -909,7 +911,7 @@ def _latent_unless_built(ctx: Context, finding: Finding, rejecting: list) -> Fin
                     f"nothing in the tree builds {names} or hands the class out (no `Impl(...)` call, factory "
                     f"or registry): the override disagrees with its base, but no configuration the analysis "
                     f"sees gives such an object to this call")
-    return replace(finding, confidence="low", confidence_reasons=(reason, *finding.confidence_reasons))
+    return _restated(finding, "low", reason)
 
 
 def _on_self(ref: tuple, self_name: str) -> bool:
