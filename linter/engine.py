@@ -74,7 +74,7 @@ class Result:
     # With --new-since REF --show-fixed: the findings REF had that are gone (paths as at REF).
     fixed: list[Finding] | None = None
     # What the analysis read beyond the analysed files (read_set.py); None where not known.
-    reads: object = None
+    reads: ReadSet | None = None
 
 
 def _parse_bytes(data: bytes, path: str, max_bytes: int, digest: str) -> _Parsed:

@@ -7,6 +7,7 @@ evidence, and the reasons for its confidence (`raised`/`lowered: path:line: [sig
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -154,6 +155,7 @@ def _pairing_counts(f: Finding) -> str:
     return f" ({len(live)} of {len(f.targets)} implementations live, {len(f.targets) - len(live)} ruled out)"
 
 
+@functools.cache
 def help_line(code: str) -> str:
     """The first sentence of the rule's "How to fix" (what its page says to do), and whether
     `--fix` does it."""

@@ -132,10 +132,10 @@ def _stored_from(ctx: Context, impl: str, attr: str) -> str | None:
     if not sources or init is None:
         return None
     names = {q.name for q in init.fn.params[1:]}
-    for _scope, construction, params, used, label in sources:
+    for _scope, construction, params, used, _label in sources:
         if len(used) != 1:
             return None
-        if label != "super().__init__(...)":
+        if construction[0] != ("super",):  # stored by the implementation's own `__init__`
             return used[0] if used[0] in names else None
         _callee, args, kwargs, _star = construction
         given = dict(kwargs).get(used[0])
