@@ -85,7 +85,11 @@ def _discover(paths: list[str], exclude: tuple[str, ...],
     files: list[SourceFile] = []
     errors: list[FileError] = []
     seen: set[str] = set()
-    roots_cache: dict[str, str] = {}
+    roots_cache: dict = {}
+    if link_roots is not None:
+        # A namespace root read from the tree's imports never lies above the project's folders:
+        # a repository's imports must not make the analysis treat folders outside it as its own.
+        roots_cache[_LIMITS] = tuple(os.path.abspath(r) for r in (*link_roots, *paths))
     real_dirs: dict[str, str] = {}  # realpath per folder: resolving each file's path costs a stat per component
     # A file's display names it for the whole run (reports, suppressions, baselines look files up
     # by it), so it must be unique: relative to its one argument, or with several arguments to
@@ -367,6 +371,7 @@ def import_root(f: SourceFile) -> str:
     return root
 
 
+_LIMITS = ("limits",)  # roots_cache key: the folders a namespace root may lie in (the project's)
 MAX_IMPORT_SAMPLES = 40  # files of a package read for how its own modules import it
 _SAMPLE_BYTES = 1 << 16
 
@@ -379,7 +384,8 @@ def _namespace_root(package: str, cache: dict, named: bool = True) -> str:
     sglang.srt.layers.x import y`, is `sglang.srt`. Read from the absolute imports of up to
     MAX_IMPORT_SAMPLES of its files: an import `a.b.c` names a folder `a` above them, and the root
     is the folder holding it where `a/b` (and on) is there too; the root most imports agree on,
-    by at least two, above the default one."""
+    by at least two, above the default one, and within the project's folders where discovery was
+    told them (`link_roots`)."""
     key = ("namespace", package, named)
     if key in cache:
         return cache[key]
@@ -394,6 +400,9 @@ def _namespace_root(package: str, cache: dict, named: bool = True) -> str:
         found = _holding_root(package, dotted.split("."))
         if found is not None and found != root and _above(found, root):
             votes[found] = votes.get(found, 0) + 1
+    limits = cache.get(_LIMITS)
+    if limits is not None:
+        votes = {r: n for r, n in votes.items() if any(r == lim or _above(lim, r) for lim in limits)}
     best = max(votes.items(), key=lambda kv: (kv[1], -len(kv[0])), default=None)
     cache[key] = best[0] if best and best[1] >= 2 else root
     return cache[key]

@@ -55,3 +55,21 @@ def test_imports_that_name_nothing_above_leave_the_names_alone(tmp_path):
         path.write_text(path.read_text().replace("from corp.serving.", "from elsewhere.serving."))
     _, modules = run(folder)
     assert not any(m.startswith("corp.") for m in modules), modules
+
+
+def test_imports_never_place_the_tree_above_its_project(tmp_path):
+    """A repository whose modules import themselves through the folders above it
+    (`from outer.repo.serving...`) must not make a run that knows its project's folders (the
+    command line passes the project root as `link_roots`) treat those folders, outside the
+    project, as its own: the namespace root stays within the project."""
+    repo = tmp_path / "outer" / "repo"
+    shutil.copytree(FIXTURES / "al001_hidden_hook" / "serving", repo / "serving")
+    (repo / "serving" / "__init__.py").unlink()
+    for path in (repo / "serving").rglob("*.py"):
+        path.write_text(path.read_text().replace("from serving.", "from outer.repo.serving."))
+    bounded = analyse([str(repo / "serving")], Settings(cache_dir=None, link_roots=(str(repo),)))
+    modules = {f.module for f in bounded.files}
+    assert modules and not any(m.startswith("outer.") for m in modules), modules
+    # Asked without the project's folders (an API call), the imports are read as they say.
+    _, modules = run(repo / "serving")
+    assert all(m.startswith("outer.repo.serving") for m in modules), modules
