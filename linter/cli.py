@@ -301,7 +301,7 @@ def check(**params):
         click.echo(f"attn-lint: configuration error: {exc}", err=True)
         sys.exit(2)
     for note in resolved.notes if not opts.quiet else ():
-        click.echo(f"attn-lint: note: {note}", err=True)
+        _tell(f"attn-lint: note: {note}")
     # `select` naming AL900 (on the command line or in pyproject.toml) asks for the unused-
     # suppression report, as --report-unused-suppressions does; `ignore` naming it wins over both.
     opts.report_unused = resolved.report_unused or (opts.report_unused and not resolved.unused_ignored)
@@ -447,6 +447,17 @@ def _emit_to(opts: RunOptions, resolved: Resolved, write) -> None:
             write()
     except OSError as exc:
         raise CliError(f"--output-file {printable(opts.output_file)}: {exc.strerror or exc}") from None
+
+
+def _tell(text: str) -> None:
+    """One line for the user on standard error: wrapped at words to a terminal's width, its later
+    lines indented (a pipe or a log gets it whole)."""
+    if sys.stderr.isatty():
+        import shutil
+        import textwrap
+        text = textwrap.fill(text, width=max(shutil.get_terminal_size().columns, 40), subsequent_indent="    ",
+                             break_on_hyphens=False, break_long_words=False)
+    click.echo(text, err=True)
 
 
 def failing(findings, fail_on: str) -> list:
@@ -870,11 +881,11 @@ def emit(result: Result, resolved: Resolved, opts: RunOptions, verification: dic
         if n_latent and not resolved.show_latent:
             hidden.append(f"{n_latent} latent (low confidence; --show-latent lists them)")
         if hidden:
-            click.echo(f"attn-lint: not shown: {', '.join(hidden)}", err=True)
+            _tell(f"attn-lint: not shown: {', '.join(hidden)}")
         below = len(result.findings) - len(failing(result.findings, resolved.fail_on))
         if below:
-            click.echo(f"attn-lint: {below} finding{'s' if below != 1 else ''} below confidence {resolved.fail_on} "
-                       f"shown, not failing the run (fail-on {resolved.fail_on})", err=True)
+            _tell(f"attn-lint: {below} finding{'s' if below != 1 else ''} below confidence {resolved.fail_on} "
+                  f"shown, not failing the run (fail-on {resolved.fail_on})")
     if result.fixed is not None and fmt in ("text", "concise"):
         click.echo(f"Fixed since {printable(opts.new_since)}: {len(result.fixed)}")
         for f in result.fixed:

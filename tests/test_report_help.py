@@ -58,3 +58,17 @@ def test_long_class_lists_are_cut_to_a_few_and_a_count():
     assert shortened(note) == ("`self.decode_backend` holds exactly Backend0, Backend1, Backend2, Backend3, … "
                                "(22 classes; -v lists them) (every assignment followed)")
     assert shortened("holds exactly A, B, C") == "holds exactly A, B, C"  # short lists stay whole
+
+
+def test_a_note_on_a_terminal_wraps_at_words(tmp_path):
+    """The `note:` lines (a configuration bounded on the way, say) wrap to the terminal's width at
+    word boundaries, later lines indented; before, the terminal cut them mid-word."""
+    import shutil
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURES / "al001_hidden_hook", project)
+    (project / "pyproject.toml").write_text("[tool.attn-lint]\nserver = true\n")
+    text = ANSI.sub("", run_in_pty(["--no-cache", project], _env(COLUMNS="80"), stream="stderr"))
+    lines = [line for line in text.replace("\r\n", "\n").split("\n") if line.strip()]
+    start = next(i for i, line in enumerate(lines) if line.startswith("attn-lint: note: `server = true`"))
+    assert all(len(line) <= 80 for line in lines[start:start + 3])
+    assert lines[start + 1].startswith("    ") and not lines[start + 1][4].isspace()
