@@ -95,6 +95,12 @@ class RunOptions:
     baseline: str | None = None
     write_baseline: str | None = None
     changed_files: tuple[str, ...] | None = None  # pre-commit mode: report only findings touching these
+    # The paths given, where the run analyses more around them (scope.py): report only findings
+    # located in them or whose evidence cites them.
+    report_within: tuple[str, ...] | None = None
+    context: tuple[str, ...] = ()  # the folders analysed around the paths given
+    no_context: bool = False  # --no-context: the paths alone, no package around them, no host
+    hosts: tuple[str, ...] = ()  # --host: source folders of packages the tree extends
     new_since: str | None = None  # --new-since REF: report only findings whose identity REF lacks
     only: tuple[str, ...] = ()  # --only IDENTITY: report (and verify) only these findings
     show_fixed: bool = False  # --show-fixed: and list REF's findings that are gone
@@ -154,6 +160,8 @@ class CheckRequest:
     verify_gpu: bool = False
     verify_time_limit: float = DEFAULT_TASK_TIME_LIMIT
     verify_memory_limit: int | None = DEFAULT_MEMORY_LIMIT
+    no_context: bool = False
+    host: tuple[str, ...] = ()
 
     def options(self) -> RunOptions:
         """What the run asks beyond the engine's Settings (Resolved holds those)."""
@@ -165,7 +173,8 @@ class CheckRequest:
                           verify_gpu=self.verify_gpu, verify_time_limit=self.verify_time_limit,
                           verify_memory_limit=self.verify_memory_limit, quiet=self.quiet,
                           exit_zero=self.exit_zero, color=self.color, output_file=self.output_file,
-                          only=tuple(i.strip().lower() for i in self.only))
+                          only=tuple(i.strip().lower() for i in self.only), no_context=self.no_context,
+                          hosts=tuple(self.host))
 
 
 @main.command("check", context_settings={"help_option_names": ["-h", "--help"]})
@@ -253,12 +262,20 @@ class CheckRequest:
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Colour the text report: auto colours a terminal unless NO_COLOR is set (FORCE_COLOR colours "
                    "any output).")
+@click.option("--no-context", is_flag=True,
+              help="Analyse PATHS alone: not the package or configured `src` they belong to, nor a package they "
+                   "extend as a plug-in (faster; drift whose probe or builder lies outside them is not seen).")
+@click.option("--host", multiple=True, type=click.Path(exists=True, file_okay=False), metavar="FOLDER",
+              help="Source folder of a package the analysed code extends as a plug-in (vLLM for a vLLM plug-in), "
+                   "where the import path does not hold it: analysed as context, its own findings not reported.")
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False), default=None,
               help="Write the report to this file instead of standard output.")
 @click.version_option(__version__, "-V", "--version", prog_name="attn-lint")
 def check(**params):
     """Find backend interface drift in PATHS (files or folders; default: `src` from pyproject.toml, or the
-    project root).
+    project root). Each path is analysed within its top-level package (or the configured `src` holding
+    it), and a plug-in with the package it extends; the report keeps the findings located in PATHS or
+    whose evidence cites them (--no-context: PATHS alone).
 
     Subcommands: `attn-lint rules` lists the rules, `attn-lint rule AL001` explains one,
     `attn-lint server start|stop|status|run` manages the resident server.
@@ -300,6 +317,8 @@ def check(**params):
     except ConfigError as exc:
         click.echo(f"attn-lint: configuration error: {exc}", err=True)
         sys.exit(2)
+    if paths and not changed_files and not request.no_context and not show_settings:
+        resolved = _widened(resolved, request, opts)
     for note in resolved.notes if not opts.quiet else ():
         _tell(f"attn-lint: note: {note}")
     # `select` naming AL900 (on the command line or in pyproject.toml) asks for the unused-
@@ -341,10 +360,17 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
             raise CliError(str(exc)) from None
     want_context = opts.fix or opts.diff or opts.verify  # runtime verification needs the context too
     raw = _analyse(resolved, keep_context=want_context)
+    if not opts.no_context:
+        widened, notes = _with_hosts(resolved, opts, raw)
+        for note in notes if not opts.quiet else ():
+            _tell(f"attn-lint: note: {note}")
+        if widened is not resolved:
+            resolved = widened
+            raw = _analyse(resolved, keep_context=want_context)
     started = time.perf_counter()
     # The contents analysed now, by git blob id: read once, for REF's lookup and for keeping this run.
     parts = _reuse_key_parts(resolved, raw.files) \
-        if opts.new_since is not None and resolved.settings.cache_dir is not None else None
+        if opts.new_since is not None and resolved.settings.cache_dir is not None and not resolved.hosts else None
     at = _findings_at_revision(resolved, opts.new_since, parts) if opts.new_since is not None else None
     at_revision = at.findings if at is not None else None
     if parts is not None:
@@ -557,7 +583,8 @@ def _findings_at_revision(resolved: Resolved, ref: str, parts: tuple | None = No
             return _AtRevision(served, served_from_cache=True)
     own, config_path = _own_config(resolved)
     try:
-        snap = snapshot(ref, resolved.paths, resolved.config.root, extra=(config_path,) if own else ())
+        snap = snapshot(ref, [p for p in resolved.paths if p not in resolved.hosts], resolved.config.root,
+                        extra=(config_path,) if own else ())
     except RevisionError as exc:
         raise CliError(f"--new-since: {exc}") from None
     out = _AtRevision([])
@@ -581,10 +608,17 @@ def _findings_at_revision(resolved: Resolved, ref: str, parts: tuple | None = No
         scratch_cache = Cache(resolved.settings.cache_dir, keeps_runs=False)
 
         def found(res: Resolved) -> list:
-            result = postprocess(analyse(snap.paths, res.settings, cache=scratch_cache),
-                                 dataclasses.replace(res, paths=snap.paths), RunOptions())
+            paths = list(snap.paths) + list(resolved.hosts)  # a host outside the repository: as it is
+            result = postprocess(analyse(paths, res.settings, cache=scratch_cache),
+                                 dataclasses.replace(res, paths=paths), RunOptions())
             abs_of = _abs_map(result)
-            return [dataclasses.replace(f, path=path_within(abs_of.get(f.path, f.path), snap.folder, f.path))
+
+            def at_ref(path: str) -> str:  # the path in the repository (REF's scratch copy is gone after)
+                return path_within(abs_of.get(path, path), snap.folder, path)
+
+            return [dataclasses.replace(f, path=at_ref(f.path),
+                                        evidence=tuple(dataclasses.replace(e, path=at_ref(e.path))
+                                                       for e in f.evidence))
                     for f in result.findings + result.latent]
 
         out.findings = found(resolved)
@@ -667,6 +701,49 @@ def _analyse_here_or_served(resolved: Resolved, keep_context: bool, progress=Non
     return analyse(resolved.paths, resolved.settings, keep_context=keep_context, progress=progress)
 
 
+def _widened(resolved: Resolved, request: CheckRequest, opts: RunOptions) -> Resolved:
+    """The run on the project the paths belong to (scope.py), reporting on the paths given."""
+    from .scope import widened
+    cfg = resolved.config
+    src = [os.path.join(cfg.root, s) for s in cfg.src] if "src" in cfg.sources else []
+    scope = widened(list(request.paths), src, cfg.root)
+    if scope.report is None:
+        return resolved
+    opts.report_within, opts.context = scope.report, scope.context
+    return resolve(**{**resolved.args, "paths": scope.analyse, "start": request.paths[0]})
+
+
+def _with_hosts(resolved: Resolved, opts: RunOptions, raw: Result) -> tuple[Resolved, list[str]]:
+    """The run again with the source of each package the tree extends as a plug-in (scope.py),
+    reporting on the tree alone; and what to say of the hosts found or missing."""
+    from .scope import find_host, hosts
+    notes: list[str] = []
+    found = hosts(raw.stats.get("outside_bases") or {}, raw.stats.get("classes") or 0)
+    added: list[str] = []
+    tree = ", ".join(map(printable, opts.report_within or resolved.paths))
+    for name, n, distinct in found:
+        folder = find_host(name, opts.hosts, tuple(resolved.paths))
+        how = (f"{tree} extends {distinct} classes of `{printable(name)}` ({n} of its "
+               f"{raw.stats.get('classes')} classes derive from them)")
+        if folder is None:
+            notes.append(f"{how}, whose source is not on the import path: families are cut off at those bases "
+                         f"and drift across them is not seen (--host FOLDER names its source)")
+            continue
+        added.append(folder)
+        notes.append(f"{how}: analysed with its source at {printable(folder)} as context; findings of "
+                     f"`{printable(name)}` alone are not reported")
+    if not added:
+        return resolved, notes
+    if opts.report_within is None and opts.changed_files is None:
+        opts.report_within = tuple(resolved.paths)
+    again = resolve(**{**resolved.args, "paths": tuple(resolved.paths) + tuple(added),
+                       "start": resolved.args.get("start") or (resolved.paths[0] if resolved.paths else None)})
+    again.settings.link_roots = tuple(again.settings.link_roots) + tuple(added)
+    again.paths = list(resolved.paths) + added  # (whole_project runs name no paths: keep those found)
+    again.hosts = tuple(added)
+    return again, notes
+
+
 def _python_only(paths: list[str]) -> list[str]:
     """The paths without files given by name that are not Python source (`notes.md`): each is
     skipped with a warning rather than parsed as Python."""
@@ -724,18 +801,9 @@ def postprocess(result: Result, resolved: Resolved, opts: RunOptions, at_revisio
         findings = [f for f in findings if identity(f) not in resolved.dismissed]
         stats["dismissed"] = before - len(findings)
 
-    if opts.changed_files is not None:
-        changed = {os.path.realpath(p) for p in opts.changed_files}
-        # A folder stands for every file under it (`--changed-files serving/backends/`).
-        folders = tuple(p.rstrip(os.sep) + os.sep for p in changed if os.path.isdir(p))
-
-        def touches(f) -> bool:
-            paths = [f.path] + [e.path for e in f.evidence]
-            real = [os.path.realpath(abs_of[p]) for p in paths if p in abs_of]
-            return any(r in changed or r.startswith(folders) for r in real) if folders else \
-                any(r in changed for r in real)
-
-        findings = [f for f in findings if touches(f)]
+    within = opts.changed_files if opts.changed_files is not None else opts.report_within
+    if within is not None:
+        findings, stats["cited_in_paths"], stats["outside_paths"] = about(findings, within, abs_of)
 
     if opts.baseline and not opts.write_baseline:
         from . import baseline
@@ -762,7 +830,6 @@ def postprocess(result: Result, resolved: Resolved, opts: RunOptions, at_revisio
         findings, covered = baseline.filter_new(findings, Counter(identity(f) for f in at_revision),
                                                 abs_of, None)
         stats["at_revision"] = covered
-        stats["fixed_since_revision"] = len(fixed) if fixed is not None else None
 
     if opts.only:
         from .identity import identity
@@ -773,6 +840,10 @@ def postprocess(result: Result, resolved: Resolved, opts: RunOptions, at_revisio
     from .confidence import LOW
     latent = [f for f in findings if f.confidence == LOW]
     findings = [f for f in findings if f.confidence != LOW]
+    if fixed is not None:  # the same split: a latent finding gone is shown where latent ones are
+        stats["fixed_since_revision"] = sum(1 for f in fixed if f.confidence != LOW)
+        stats["fixed_latent_since_revision"] = len(fixed) - stats["fixed_since_revision"]
+        fixed = [f for f in fixed if f.confidence != LOW or resolved.show_latent]
     stats["latent"] = len(latent)
     stats["by_confidence"] = {level: sum(1 for f in findings + latent if f.confidence == level)
                               for level in ("high", "medium", "low")}
@@ -781,6 +852,35 @@ def postprocess(result: Result, resolved: Resolved, opts: RunOptions, at_revisio
         by_rule[UNUSED_CODE] = sum(1 for f in findings if f.code == UNUSED_CODE)
     stats["by_rule"] = by_rule
     return dataclasses.replace(result, findings=findings, latent=latent, stats=stats, fixed=fixed)
+
+
+CITED_KEY = "cited_in_paths"  # a finding's detail: the evidence line that ties it to the paths asked about
+
+
+def about(findings: list, paths: tuple[str, ...], abs_of: dict[str, str]) -> tuple[list, int, int]:
+    """The findings located in `paths` (files, or folders standing for every file under them), or
+    whose evidence cites a line in them: those get CITED_KEY, the first such line, so the report
+    can say why they are shown. Also how many were kept that way and how many lie outside
+    (latent ones aside: counted where they are shown)."""
+    wanted = {os.path.realpath(p) for p in paths}
+    folders = tuple(p.rstrip(os.sep) + os.sep for p in wanted if os.path.isdir(p))
+
+    def inside(path: str) -> bool:
+        real = os.path.realpath(abs_of[path]) if path in abs_of else None
+        return real is not None and (real in wanted or (bool(folders) and real.startswith(folders)))
+
+    kept, cited, outside = [], 0, 0
+    for f in findings:
+        if inside(f.path):
+            kept.append(f)
+            continue
+        link = next((e for e in f.evidence if inside(e.path)), None)
+        if link is None:
+            outside += f.confidence != "low"
+            continue
+        cited += f.confidence != "low"
+        kept.append(dataclasses.replace(f, details=f.details + ((CITED_KEY, f"{link.path}:{link.line}"),)))
+    return kept, cited, outside
 
 
 def rebase_paths(result: Result, base: str) -> Result:
@@ -873,13 +973,22 @@ def emit(result: Result, resolved: Resolved, opts: RunOptions, verification: dic
         if opts.quiet:
             return
         # (REF is the user's text, `HEAD@{1}` say: never a format string)
-        words = {"suppressed": "suppressed by comments", "dismissed": "dismissed in the configuration",
+        words = {"outside_paths": "elsewhere in the code analysed" if opts.changed_files is None
+                 else "not touching the changed files",
+                 "suppressed": "suppressed by comments", "dismissed": "dismissed in the configuration",
                  "baselined": "in the baseline", "at_revision": f"already at {printable(opts.new_since or '')}",
                  "hidden_by_configuration": f"hidden by configuration changed since {printable(opts.new_since or '')} "
                                             "(its configuration shows them)"}
         hidden = [f"{n} {words[k]}" for k in words if (n := result.stats.get(k))]
         if n_latent and not resolved.show_latent:
             hidden.append(f"{n_latent} latent (low confidence; --show-latent lists them)")
+        if opts.context:
+            n_cited = result.stats.get("cited_in_paths") or 0
+            _tell(f"attn-lint: note: analysed {', '.join(map(printable, opts.context))} around "
+                  f"{', '.join(map(printable, opts.report_within or ()))} (the probes, builders and families there "
+                  f"decide what is drift); shown: the findings located in the paths given"
+                  + (f", and {n_cited} whose evidence cites them" if n_cited else "")
+                  + " (--no-context analyses the paths alone)")
         if hidden:
             _tell(f"attn-lint: not shown: {', '.join(hidden)}")
         below = len(result.findings) - len(failing(result.findings, resolved.fail_on))
@@ -887,11 +996,17 @@ def emit(result: Result, resolved: Resolved, opts: RunOptions, verification: dic
             _tell(f"attn-lint: {below} finding{'s' if below != 1 else ''} below confidence {resolved.fail_on} "
                   f"shown, not failing the run (fail-on {resolved.fail_on})")
     if result.fixed is not None and fmt in ("text", "concise"):
-        click.echo(f"Fixed since {printable(opts.new_since)}: {len(result.fixed)}")
-        for f in result.fixed:
-            click.echo(printable(f"  {f.path}:{f.line}: {f.code} [{f.confidence}] {f.message}"))
+        ref = printable(opts.new_since or "")
+        n = result.stats.get("fixed_since_revision", 0)
+        n_latent_fixed = result.stats.get("fixed_latent_since_revision", 0)
+        latent_words = "" if not n_latent_fixed else f" (and {n_latent_fixed} latent" + \
+            ("" if resolved.show_latent else ": --show-latent lists them") + ")"
+        click.echo(f"Fixed since {ref}: {n}{latent_words}")
+        for f in result.fixed:  # where it was: REF's path and line (the work tree's lines have moved)
+            click.echo(printable(f"  {opts.new_since}:{f.path}:{f.line}: {f.code} [{f.confidence}] {f.message}"))
     elif result.fixed is not None and fmt != "json":
-        click.echo(f"attn-lint: {len(result.fixed)} finding(s) of {printable(opts.new_since)} fixed since", err=True)
+        click.echo(f"attn-lint: {result.stats.get('fixed_since_revision', 0)} finding(s) of "
+                   f"{printable(opts.new_since)} fixed since", err=True)
     # --- runtime verification: the verdict table after the report (stderr for machine formats) ---
     if verification is not None and fmt != "json":
         from ..runtime_check.verify import render_table

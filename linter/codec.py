@@ -433,7 +433,10 @@ def encode_result(result: dict) -> tuple:
                       f.confidence, tuple((r.signal, r.effect, r.path, r.line, r.note) for r in f.confidence_reasons))
                      for f in result["findings"])
     errors = tuple((e.path, e.kind, e.message, e.line) for e in result["file_errors"])
-    return (findings, errors, result["stats"], (result["reads"].files, result["reads"].absent))
+    stats = dict(result["stats"])
+    if "outside_bases" in stats:  # package -> [deriving classes, distinct bases]: kept as triples
+        stats["outside_bases"] = tuple((k, n, d) for k, (n, d) in stats["outside_bases"].items())
+    return (findings, errors, stats, (result["reads"].files, result["reads"].absent))
 
 
 def _finding(t) -> Finding:
@@ -464,8 +467,12 @@ def decode_result(plain) -> dict:
     _need(type(plain) is tuple and len(plain) == 4)
     findings, errors, stats, reads = plain
     _need(type(findings) is tuple and type(errors) is tuple and type(stats) is dict)
+    outside = stats.pop("outside_bases", ())
     for k, v in stats.items():
         _need(type(k) is str and type(v) in (int, float))
+    _need(type(outside) is tuple and all(type(t) is tuple and len(t) == 3 and type(t[0]) is str
+                                         and type(t[1]) is int and type(t[2]) is int for t in outside))
+    stats["outside_bases"] = {k: [n, d] for k, n, d in outside}
     return {"findings": list(map(_finding, findings)), "file_errors": list(map(_file_error, errors)),
             "stats": stats, "reads": _read_set(reads)}
 

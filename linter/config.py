@@ -356,6 +356,9 @@ class Resolved:
     selected: tuple[str, ...] = ()  # `select` as given, AL900 included (the Settings hold the rules')
     notes: list[str] = field(default_factory=list)  # said once on stderr: settings bounded on the way
     args: dict = field(default_factory=dict)  # what resolve() was given: to resolve again with another config
+    # Source folders of packages the tree extends as a plug-in (scope.py), analysed as context;
+    # outside the repository, they are read as they are for --new-since REF too.
+    hosts: tuple[str, ...] = ()
 
     # What the CLI applies around the engine, as the configuration says it.
     @property

@@ -354,6 +354,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     from .astroid_bridge import AstroidBridge, forget_modules
     from .context import Context
     from .index import Module, TreeIndex
+    from .outside_bases import outside_bases
     missing = [f.path for f in files if f.path in digests and f.path not in parsed]
     _load_all(missing, digests, settings, cache, parsed, early_facts, progress)
     lost = [p for p in missing if p not in parsed]  # evicted from the cache: parse again
@@ -419,6 +420,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     findings.sort(key=lambda f: f.sort_key)
     rule_stats = {
         "lines": n_lines, "classes": len(index.classes),
+        "outside_bases": outside_bases(index),  # what tells a plug-in's host (scope.py)
         "families": len({r for roots in context.model.family_members.values() for r in roots}),
         "wrappers": len(context.model.wrappers),
         # Where a hook is asked for (hasattr, getattr with a default, try/except AttributeError):

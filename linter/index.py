@@ -326,6 +326,26 @@ class TreeIndex:
             out.append((name, sym.qual if found else None))
         return out
 
+    def outside_bases(self, qual: str) -> list[str]:
+        """Where each declared base of `qual` that the tree does not define comes from, as the
+        module's absolute imports say (`vllm.attention.Backend`); bases bound otherwise are left
+        out (a local alias, a relative import of a module the tree lacks)."""
+        entry = self.classes[qual]
+        imports = self.modules[entry.module].summary.imports
+        out = []
+        for name, found in self._base_symbols(qual):
+            if found is not None:
+                continue
+            head, _, rest = name.partition(".")
+            imp = next((i for i in reversed(imports) if i.local == head), None)
+            if imp is None or imp.level or not imp.module:
+                continue
+            origin = imp.module if imp.name is None else f"{imp.module}.{imp.name}"
+            if imp.name is None and "." in imp.local:  # `import a.b` binds `a`
+                origin = head
+            out.append(f"{origin}.{rest}" if rest else origin)
+        return out
+
     def mro(self, qual: str) -> list[str]:
         """In-tree MRO by C3 linearisation (depth-first order where C3 fails)."""
         hit = self._mro_memo.get(qual)

@@ -117,9 +117,15 @@ def test_several_paths_and_a_single_file():
     assert proc.returncode == 1 and [f["code"] for f in doc["findings"]] == ["AL001"]
     assert doc["stats"]["files"] == 30
     one = AL001 / "serving" / "models" / "forward_mha.py"
-    proc = attn_lint(one, "--format", "json", "--no-cache")
+    proc = attn_lint(one, "--format", "json", "--no-cache", "--no-context")
     doc = json.loads(proc.stdout)
     assert proc.returncode == 0 and doc["stats"]["files"] == 1 and doc["errors"] == []
+    # Within its package (the default), the file holds the probe of the package's one finding.
+    proc = attn_lint(one, "--format", "json", "--no-cache")
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == 1 and doc["stats"]["files"] == 15
+    assert [f["details"]["cited_in_paths"] for f in doc["findings"]] == \
+        ["fixtures/al001_hidden_hook/serving/models/forward_mha.py:10"]
 
 
 def test_json_from_inside_the_folder_uses_relative_paths():

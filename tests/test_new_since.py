@@ -108,6 +108,49 @@ def test_show_fixed_lists_what_is_gone(repo):
     assert "Fixed since HEAD: 1" in text.stdout and HYBRID in text.stdout
 
 
+def test_show_fixed_points_into_the_repository_at_ref_and_splits_the_tiers(repo):
+    """Before: the evidence of a fixed finding pointed into REF's scratch folder (deleted after
+    the run), the text printed REF's line numbers on work-tree paths, and latent findings gone were
+    mixed in with the others."""
+    hybrid = repo / HYBRID
+    hybrid.write_text("# a line that moves everything down\n" + hybrid.read_text() + '''
+    def init_mha_chunk_metadata(self, forward_batch):
+        self.full_attn_backend.init_mha_chunk_metadata(forward_batch)
+''')
+    proc, doc = report(repo, "--new-since", "HEAD", "--show-fixed", ".")
+    (gone,) = doc["fixed"]
+    assert all(not os.path.isabs(e["path"]) and os.path.exists(repo / e["path"]) for e in gone["evidence"]), \
+        gone["evidence"]
+    text = lint(repo, "--new-since", "HEAD", "--show-fixed", ".")
+    assert f"HEAD:{HYBRID}:{gone['line']}:" in text.stdout  # REF's line, said to be REF's
+    assert doc["stats"]["fixed_since_revision"] == 1 and doc["stats"]["fixed_latent_since_revision"] == 0
+
+
+def test_show_fixed_keeps_latent_findings_apart(repo):
+    latent_wrapper = '''
+
+class QuietAttnBackend(AttentionBackend):
+    def __init__(self, inner: AttentionBackend):
+        self.inner = inner
+
+    def forward_extend(self, q, k, v, layer, forward_batch, save_kv_cache=True):
+        return self.inner.forward_extend(q, k, v, layer, forward_batch, save_kv_cache)
+'''
+    hybrid = repo / HYBRID
+    before = hybrid.read_text()
+    hybrid.write_text(before + latent_wrapper)
+    proc, doc = report(repo, ".")
+    n = sum(f["class"].endswith("QuietAttnBackend") for f in doc["latent"])
+    assert n == 3 and not any(f["class"].endswith("QuietAttnBackend") for f in doc["findings"])
+    git(repo, "commit", "-qam", "latent")
+    hybrid.write_text(before)
+    plain = lint(repo, "--new-since", "HEAD", "--show-fixed", ".")
+    assert "Fixed since HEAD: 0 (and 3 latent: --show-latent lists them)" in plain.stdout, plain.stdout
+    assert "QuietAttnBackend" not in plain.stdout
+    shown = lint(repo, "--new-since", "HEAD", "--show-fixed", "--show-latent", ".")
+    assert "Fixed since HEAD: 0 (and 3 latent)" in shown.stdout and "QuietAttnBackend" in shown.stdout
+
+
 def test_the_revision_is_read_not_checked_out_or_run(repo, tmp_path):
     marker = tmp_path / "ran"
     (repo / "serving" / "side_effect.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
