@@ -17,7 +17,7 @@ from rich.text import Text
 
 from ..discover import decode_source, open_source
 from ..engine import Result
-from ..findings import Finding
+from ..findings import Finding, short, unlabelled
 from ..identity import identity
 from . import latent as latent_report
 from .printable import printable
@@ -77,8 +77,18 @@ def render(result: Result, console: Console, verbose: bool = False, summary: boo
     `summary`: the closing line (`--quiet` leaves it out)."""
     roots = {f.display: f.path for f in result.files}
     sources: dict[str, list[str]] = {}
-    for f in result.findings:
-        _finding(console, f, roots, sources, verbose)
+    for group in _by_class(result.findings):
+        if len(group) > 1:  # one wrapper's findings under one head, its code shown once
+            first = group[0]
+            head = Text()
+            head.append(printable(f"{first.path}:{first.line}"), style="bold")
+            head.append(printable(f": `{short(unlabelled(first.class_name))}`: {len(group)} findings "
+                                  f"({', '.join(sorted({f.member for f in group}))})"), style="bold")
+            _hanging(console, head, Text(""), 4)
+            _frame(console, first, roots, sources)
+        said: set = set()  # evidence lines and help a finding of the group has shown already
+        for f in group:
+            _finding(console, f, roots, sources, verbose, frame=len(group) == 1, said=said)
     if result.latent:
         _latent(console, result)
     for e in result.errors:
@@ -92,8 +102,26 @@ def render(result: Result, console: Console, verbose: bool = False, summary: boo
         _summary(console, result)
 
 
+def _by_class(findings: list[Finding]) -> list[list[Finding]]:
+    """Consecutive findings at one class's line (a wrapper's hooks), together; the order kept."""
+    groups: list[list[Finding]] = []
+    for f in findings:
+        last = groups[-1][-1] if groups else None
+        if last is not None and (last.path, last.line, last.class_name) == (f.path, f.line, f.class_name):
+            groups[-1].append(f)
+        else:
+            groups.append([f])
+    return groups
+
+
+def _frame(console: Console, f: Finding, roots: dict[str, str], sources: dict[str, list[str]]) -> None:
+    for n, text in code_frame(f.path, f.line, roots, sources=sources):
+        marker = ">" if n == f.line else " "
+        console.print(Text(f"  {marker} {n:>5} | {printable(text)}", style="bold" if n == f.line else "dim"))
+
+
 def _finding(console: Console, f: Finding, roots: dict[str, str], sources: dict[str, list[str]],
-             verbose: bool) -> None:
+             verbose: bool, frame: bool = True, said: set | None = None) -> None:
     head = Text()
     head.append(printable(f"{f.path}:{f.line}:{f.column}"), style="bold")
     head.append(": ")
@@ -101,20 +129,32 @@ def _finding(console: Console, f: Finding, roots: dict[str, str], sources: dict[
     head.append(f" [{f.severity}]", style=SEVERITY_STYLE.get(f.severity, ""))
     head.append(f" [{f.confidence}] ", style=CONFIDENCE_STYLE.get(f.confidence, ""))
     _hanging(console, head, Text(printable(f.message)), 4)
-    for n, text in code_frame(f.path, f.line, roots, sources=sources):
-        marker = ">" if n == f.line else " "
-        console.print(Text(f"  {marker} {n:>5} | {printable(text)}", style="bold" if n == f.line else "dim"))
+    if frame:
+        _frame(console, f, roots, sources)
+    said = set() if said is None else said
     shown = [e for e in f.evidence if verbose or not e.supporting]
+    again = [e for e in shown if (e.path, e.line, e.note) in said]
     if shown:
         console.print(Text("    evidence:", style="dim"))
         for e in shown:
+            if (e.path, e.line, e.note) in said:
+                continue
+            said.add((e.path, e.line, e.note))
             line = Text()
             line.append(printable(f"{e.path}:{e.line}"), style="cyan")
             line.append(printable(f"  {e.note if verbose else shortened(e.note)}"))
             _hanging(console, Text("      - "), line, 8)
+    if again:
+        console.print(Text(f"      ({len(again)} line{'s' if len(again) != 1 else ''} as above)", style="dim"))
     if len(shown) < len(f.evidence):
         n = len(f.evidence) - len(shown)
         console.print(Text(f"      ({n} supporting line{'s' if n != 1 else ''}: --verbose shows them)", style="dim"))
+    cited = f.detail("cited_in_paths")
+    if cited:  # located outside the paths asked about: say which line of theirs it rests on
+        line = Text("its evidence cites ")
+        line.append(printable(cited), style="cyan")
+        line.append(", in the paths given")
+        _hanging(console, Text("    shown: "), line, 10)
     if f.confidence_reasons:
         console.print(Text(f"    confidence {f.confidence}{_pairing_counts(f)}:", style="dim"))
         for r in f.confidence_reasons:
@@ -123,7 +163,8 @@ def _finding(console: Console, f: Finding, roots: dict[str, str], sources: dict[
             line.append(printable(f": [{r.signal}] {r.note if verbose else shortened(r.note)}"))
             _hanging(console, Text(f"      {'raised' if r.effect == 'raise' else 'lowered'}: "), line, 8)
     advice = help_line(f.code)
-    if advice:
+    if advice and ("help", f.code) not in said:
+        said.add(("help", f.code))
         _hanging(console, Text("    help: ", style="bold"), Text(advice), 10)
     if verbose:  # what a reviewer copies to set it aside: [tool.attn-lint.dismissed]
         console.print(Text(f"    identity: {identity(f)}", style="dim"))
