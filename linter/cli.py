@@ -369,7 +369,7 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
             raw = _analyse(resolved, keep_context=want_context)
     started = time.perf_counter()
     # The contents analysed now, by git blob id: read once, for REF's lookup and for keeping this run.
-    parts = _reuse_key_parts(resolved, raw.files) \
+    parts = _reuse_key_parts(resolved, raw.files, raw.digests) \
         if opts.new_since is not None and resolved.settings.cache_dir is not None and not resolved.hosts else None
     at = _findings_at_revision(resolved, opts.new_since, parts) if opts.new_since is not None else None
     at_revision = at.findings if at is not None else None
@@ -510,7 +510,7 @@ def _own_config(resolved: Resolved) -> tuple[bool, str]:
     return own, resolved.config.path or os.path.join(resolved.config.root, "pyproject.toml")
 
 
-def _reuse_key_parts(resolved: Resolved, files: list):
+def _reuse_key_parts(resolved: Resolved, files: list, raw_digests: dict[str, str]):
     """(repository root, repository path -> blob id of the files analysed now, the configuration's
     blob id: "" where the run's configuration is not the repository's own file, None where that
     file is missing); None where the analysed files are not all in one repository."""
@@ -520,9 +520,16 @@ def _reuse_key_parts(resolved: Resolved, files: list):
         root = repository_root(resolved.config.root)
     except RevisionError:
         return None
-    analysed = reuse.work_files([f.path for f in files], root)
+    cache = Cache(resolved.settings.cache_dir)
+    known = cache.load(reuse.blobs_entry(root)) or {}
+    size = len(known)
+    digests = {f.path: d for f in files if (d := raw_digests.get(f.path))}
+    analysed = reuse.work_files([f.path for f in files], root, digests, known)
     if analysed is None:
         return None
+    if len(known) != size:  # keep the pairs of the contents analysed now: old ones would only grow it
+        wanted = set(digests.values())
+        cache.store(reuse.blobs_entry(root), {d: b for d, b in known.items() if d in wanted})
     own, config_path = _own_config(resolved)
     config = ""
     if own:
@@ -542,6 +549,9 @@ def _keep_for_a_later_revision(resolved: Resolved, raw: Result, parts: tuple) ->
     if raw.reads is None:
         return
     root, analysed, config = parts
+    cache = Cache(resolved.settings.cache_dir)
+    if reuse.served(cache, resolved.settings.key(), analysed, config) is not None:
+        return  # these very contents were kept by an earlier run (a hook run again, say)
     shown = postprocess(raw, resolved, RunOptions())
     abs_of = _abs_map(shown)
     findings = [dataclasses.replace(f, path=path_within(abs_of.get(f.path, f.path), root, f.path))
@@ -549,8 +559,7 @@ def _keep_for_a_later_revision(resolved: Resolved, raw: Result, parts: tuple) ->
     from .discover import import_root
     roots = sorted({import_root(f) for f in raw.files})
     base = os.path.commonpath(roots) if roots else root
-    reuse.keep(Cache(resolved.settings.cache_dir), resolved.settings.key(), analysed, config, findings, raw.reads,
-               base, root)
+    reuse.keep(cache, resolved.settings.key(), analysed, config, findings, raw.reads, base, root)
 
 
 def _served_at_revision(resolved: Resolved, ref: str, parts: tuple) -> list | None:
@@ -865,9 +874,14 @@ def about(findings: list, paths: tuple[str, ...], abs_of: dict[str, str]) -> tup
     wanted = {os.path.realpath(p) for p in paths}
     folders = tuple(p.rstrip(os.sep) + os.sep for p in wanted if os.path.isdir(p))
 
+    memo: dict[str, bool] = {}  # a path cited by many findings is resolved once
+
     def inside(path: str) -> bool:
-        real = os.path.realpath(abs_of[path]) if path in abs_of else None
-        return real is not None and (real in wanted or (bool(folders) and real.startswith(folders)))
+        hit = memo.get(path)
+        if hit is None:
+            real = os.path.realpath(abs_of[path]) if path in abs_of else None
+            hit = memo[path] = real is not None and (real in wanted or (bool(folders) and real.startswith(folders)))
+        return hit
 
     kept, cited, outside = [], 0, 0
     for f in findings:

@@ -508,5 +508,17 @@ def decode_memo(plain) -> dict:
 
 
 # Named entries by the kind their name starts with (cache.entry_name): (encoder, decoder).
+_BLOB = re.compile(r"[0-9a-f]{40}")
+
+
+def decode_blobs(plain) -> dict:
+    """Content digest -> git blob id (revision_reuse.work_files)."""
+    _need(type(plain) is dict)
+    for digest, blob in plain.items():
+        _need(type(digest) is str and _DIGEST.fullmatch(digest) is not None and type(blob) is str
+              and _BLOB.fullmatch(blob) is not None)
+    return plain
+
+
 NAMED = {"stat": (encode_stats, decode_stats), "result": (encode_result, decode_result),
-         "astroid": (encode_memo, decode_memo)}
+         "astroid": (encode_memo, decode_memo), "blobs": (dict, decode_blobs)}

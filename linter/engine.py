@@ -347,6 +347,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
         result = _finish(cached["findings"], errors, {**base_stats, **cached["stats"], "reused_result": True},
                          files, None, rules, start)
         result.reads = cached["reads"]
+        result.digests = digests
         return result
 
     # 4. Otherwise load every summary (from the cache where unchanged) and run the rules.

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 
-from .cache import TOOL_KEY, Cache, entry_name
+from .cache import TOOL_KEY, Cache, content_hash, entry_name
 from .read_set import _OUTSIDE, Reads, ReadSet
 from .revision import MAX_FILE_BYTES
 from .userfiles import Refused, read_regular
@@ -34,20 +34,41 @@ def key(settings_key, files: dict[str, str], config: str | None) -> str:
     return entry_name("result", ("at-revision", TOOL_KEY, settings_key, sorted(files.items()), config), size=16)
 
 
-def work_files(paths: list[str], root: str) -> dict[str, str] | None:
-    """Repository path -> blob id of each file analysed now; None where one cannot be read again."""
+def work_files(paths: list[str], root: str, digests: dict[str, str] | None = None,
+               known: dict[str, str] | None = None) -> dict[str, str] | None:
+    """Repository path -> blob id of each file analysed now; None where one cannot be read again.
+    `digests` (path -> the content digest the engine analysed) and `known` (content digest -> blob
+    id, from earlier runs: both name contents, so the pair never goes stale) spare reading a file
+    whose blob id a run already computed; `known` learns the others."""
     real_root = os.path.realpath(root)
+    real_dirs: dict[str, str] = {}  # one realpath per folder, not per file
     out = {}
     for path in paths:
-        rel = os.path.relpath(os.path.realpath(path), real_root)
-        if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        folder, name = os.path.split(path)
+        real_dir = real_dirs.get(folder)
+        if real_dir is None:
+            real_dir = real_dirs[folder] = os.path.realpath(folder or os.curdir)
+        real = os.path.realpath(path) if os.path.islink(path) else os.path.join(real_dir, name)
+        if not real.startswith(real_root.rstrip(os.sep) + os.sep):
             return None
-        try:
-            data = read_regular(path, MAX_FILE_BYTES, path)
-        except (Refused, OSError):
-            return None
-        out[rel.replace(os.sep, "/")] = blob_id(data)
+        rel = real[len(real_root.rstrip(os.sep)) + 1:]
+        digest = digests.get(path) if digests is not None else None
+        blob = known.get(digest) if known is not None and digest is not None else None
+        if blob is None:
+            try:
+                data = read_regular(path, MAX_FILE_BYTES, path)
+            except (Refused, OSError):
+                return None
+            blob = blob_id(data)
+            if known is not None and digest is not None and content_hash(data) == digest:
+                known[digest] = blob  # (only where the bytes read are those the engine analysed)
+        out[rel.replace(os.sep, "/")] = blob
     return out
+
+
+def blobs_entry(root: str) -> str:
+    """The cache entry holding a repository's content digest -> blob id pairs."""
+    return entry_name("blobs", (TOOL_KEY, os.path.realpath(root)))
 
 
 def keep(cache: Cache, settings_key, files: dict[str, str], config: str | None, findings: list,
