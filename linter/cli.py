@@ -350,6 +350,12 @@ def check(**params):
     sys.exit(code)
 
 
+# A tree whose module names disagree with most of its own imports (own_imports.py): correct trees
+# measure 0-10% (sglang 0.3%, vLLM 1%, vllm-rbln 10%); a folder named from below its package, 100%.
+MIN_OWN_IMPORTS = 20
+MISNAMED_SHARE = 0.5
+
+
 def run(resolved: Resolved, opts: RunOptions) -> int:
     """One analysis run; returns the exit status."""
     if opts.write_baseline:  # refused before the analysis, not after minutes of it
@@ -360,6 +366,13 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
             raise CliError(str(exc)) from None
     want_context = opts.fix or opts.diff or opts.verify  # runtime verification needs the context too
     raw = _analyse(resolved, keep_context=want_context)
+    misnamed, own = raw.stats.get("own_imports_misnamed") or 0, raw.stats.get("own_imports") or 0
+    if own >= MIN_OWN_IMPORTS and misnamed >= MISNAMED_SHARE * own and not opts.quiet:
+        _tell(f"attn-lint: warning: {misnamed} of the tree's {own} imports of its own modules name them from "
+              f"a folder above the one analysed (`pkg.sub.mod` where the run named it `sub.mod`): they are "
+              f"found by their tail only where it is unique, and drift between those files can go unseen. "
+              f"Analyse from the folder that holds the top-level package, or give each package folder its "
+              f"`__init__.py`")
     if not opts.no_context:
         widened, notes = _with_hosts(resolved, opts, raw)
         for note in notes if not opts.quiet else ():

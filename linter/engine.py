@@ -356,6 +356,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     from .context import Context
     from .index import Module, TreeIndex
     from .outside_bases import outside_bases
+    from .own_imports import own_imports
     missing = [f.path for f in files if f.path in digests and f.path not in parsed]
     _load_all(missing, digests, settings, cache, parsed, early_facts, progress)
     lost = [p for p in missing if p not in parsed]  # evicted from the cache: parse again
@@ -422,6 +423,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
     rule_stats = {
         "lines": n_lines, "classes": len(index.classes),
         "outside_bases": outside_bases(index),  # what tells a plug-in's host (scope.py)
+        **dict(zip(("own_imports_misnamed", "own_imports"), own_imports(index))),
         "families": len({r for roots in context.model.family_members.values() for r in roots}),
         "wrappers": len(context.model.wrappers),
         # Where a hook is asked for (hasattr, getattr with a default, try/except AttributeError):

@@ -229,3 +229,17 @@ def test_new_since_reads_the_host_as_it_is(tmp_path):
     (repo / "plugpkg" / "extra.py").write_text(textwrap.dedent(_PLUG_CONNECTOR).replace("Plug", "Other"))
     out = attn_lint("--new-since", "HEAD", "--host", tree / "host", "plugpkg", cwd=repo)
     assert out.returncode == 1 and "OtherConnector" in out.stdout
+
+
+def test_a_tree_named_from_below_its_package_is_warned_about(tmp_path):
+    """The files import `serving.backends.x`, but the folder analysed is the package's inside
+    (copied without its `__init__.py` and its name): the run names them `backends.x`. Said on
+    stderr with the fix; a tree whose names agree with its imports gets no such line."""
+    copy = tmp_path / "copy"
+    shutil.copytree(AL001 / "serving", copy)
+    (copy / "__init__.py").unlink()
+    out = attn_lint("--no-context", "copy", cwd=tmp_path)
+    assert "imports of its own modules name them from a folder above the one analysed" in out.stderr
+    assert "Analyse from the folder that holds the top-level package" in out.stderr
+    fine = attn_lint("serving", cwd=AL001)
+    assert "folder above the one analysed" not in fine.stderr
