@@ -134,6 +134,23 @@ def findings_of_release(version: str, cache_dir: str | Path | None) -> list[dict
     return [f.to_json() for f in result.findings + list(getattr(result, "latent", []))]
 
 
+def findings_of_releases(versions: list[str], cache_dir: str | Path | None) -> dict[str, list[dict]]:
+    """findings_of_release for each version, the releases downloaded first (one at a time: pip and
+    the test cache), then analysed on every core, one release per process: a warm run's tree
+    passes and rules use one core each, and the corpus is a score of releases."""
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+
+    from precision_labels import release_tree
+    for version in versions:
+        release_tree("sglang", version)
+    workers = min(len(versions), os.cpu_count() or 1)
+    if workers <= 1:
+        return {v: findings_of_release(v, cache_dir) for v in versions}
+    with ProcessPoolExecutor(workers) as pool:
+        return dict(zip(versions, pool.map(findings_of_release, versions, [cache_dir] * len(versions))))
+
+
 def load_rejected(path: str | Path = REJECTED) -> list[dict]:
     """The mined candidates left out of the corpus, each with the reason (auditable mining)."""
     with open(path, encoding="utf-8") as fh:

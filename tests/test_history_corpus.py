@@ -37,14 +37,12 @@ RECALL_ANY_FLOOR = 30 / 33
 def corpus_recall() -> hc.Recall:
     doc = hc.load()
     cache_dir = cache_root() / "history-lint-cache"
-    findings = {}
-    for version in hc.releases(doc):
-        try:
-            findings[version] = hc.findings_of_release(version, cache_dir)
-        except RuntimeError as exc:
-            if "PyPI" in str(exc):
-                pytest.skip(str(exc))
-            raise
+    try:
+        findings = hc.findings_of_releases(hc.releases(doc), cache_dir)
+    except RuntimeError as exc:
+        if "PyPI" in str(exc):
+            pytest.skip(str(exc))
+        raise
     result = hc.recall(doc, findings)
     (f, n), (fa, _) = result.found(), result.found_any()
     print(f"\nhistory corpus: {n} cases in {len({c['fix'] for c in doc['cases']})} fixes; recall {f}/{n} "

@@ -21,10 +21,14 @@ def verified():
     labels = pl.load(LABELS)
     tree = sglang_tree(labels["version"]) / labels["tree"]
     result = analyse([str(tree)], Settings(cache_dir=None), keep_context=True)
-    # The default report's findings, which the labels judge (latent ones never run a pairing, so
-    # none can be confirmed; each finding's check is a process of its own, so they are not free).
-    result.findings = [f for f in result.findings if f.confidence != "low"]
-    return labels["labels"], verify(result)
+    # The default report's findings that the tests below ask about: the true AL002 and every one
+    # judged false (latent ones never run a pairing, so none can be confirmed; each finding's check
+    # is a process of its own, so the others, true or unclear, are left out: they cost half the time).
+    judged = labels["labels"]
+    result.findings = [f for f in result.findings if f.confidence != "low" and (
+        f"{f.code}:{f.class_name}:{f.member}" == AL002
+        or judged.get(f"{f.code}:{f.class_name}:{f.member}", {}).get("verdict") == "false")]
+    return judged, verify(result)
 
 
 @pytest.mark.network
@@ -40,6 +44,7 @@ def test_the_true_al002_is_call_rejected_with_pythons_typeerror_and_its_pairing_
 @pytest.mark.network
 def test_no_finding_judged_false_is_confirmed(verified):
     labels, v = verified
+    assert len(v) >= 10  # the false ones were verified (16 on 0.5.23), not left out
     confirmed_false = [f"{f.code}:{f.class_name}:{f.member}" for f, ver in v.items()
                        if ver.confirmed and labels.get(f"{f.code}:{f.class_name}:{f.member}", {}).get("verdict") == "false"]
     assert not confirmed_false, confirmed_false
