@@ -153,11 +153,22 @@ def match(labels_doc: dict, findings: list[dict]) -> Match:
     return result
 
 
+def summary_cache():
+    """The summaries of real code, kept between test sessions beside the downloads: keyed by the
+    files' contents and the per-file pass's own code, so a rule edit keeps them. Only summaries:
+    no run's result, stat map or astroid memo is kept or read (keeps_runs=False), so each run
+    analyses the tree as a cold one does, without parsing it again."""
+    from attn_lint.linter.cache import Cache
+
+    return Cache(str(cache_root() / "summaries"), keeps_runs=False)
+
+
 def findings_of(tree: str | Path) -> tuple[list[dict], dict]:
     """Every finding of a fresh in-process run on tree, latent ones too (JSON form), and the stats."""
     from attn_lint.linter.engine import Settings, analyse
 
-    result = analyse([str(tree)], Settings(cache_dir=None))
+    cache = summary_cache()
+    result = analyse([str(tree)], Settings(cache_dir=cache.dir), cache=cache)
     errors = [e for e in result.errors if e.kind == "internal-error"]
     if errors:
         raise RuntimeError(f"attn-lint reported internal errors on {tree}: {errors[:3]}")

@@ -15,7 +15,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from precision_labels import release_tree
+from precision_labels import release_tree, summary_cache
 
 from attn_lint.linter.engine import Settings, analyse
 
@@ -37,7 +37,8 @@ def sglang_tree(version: str) -> Path:
 
 def _analyse(path: Path, tmp_path_factory):
     assert path.is_dir(), path
-    return analyse([str(path)], Settings(cache_dir=str(tmp_path_factory.mktemp("attn-lint-cache"))))
+    cache = summary_cache()
+    return analyse([str(path)], Settings(cache_dir=cache.dir), cache=cache)
 
 
 @pytest.fixture(scope="module")
