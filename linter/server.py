@@ -31,6 +31,7 @@ import hashlib
 import os
 import pickle
 import queue
+import select
 import signal
 import socket
 import stat
@@ -559,6 +560,12 @@ def analyse(paths: list[str], settings, project: str, idle: float = DEFAULT_IDLE
             with sock:
                 _send(sock, {"op": "analyse", "key": SERVER_KEY, "replace": spawn, "cwd": os.getcwd(),
                              "paths": [str(p) for p in paths], "settings": settings})
+                # A server that runs answers or beats within a second or two; one that is stopped
+                # (^Z, a debugger) never will: say so then, not after the whole silence.
+                if not select.select([sock], [], [], 2 * HEARTBEAT)[0]:
+                    stopped = _stopped(holder(cache_dir, project))
+                    if stopped is not None:
+                        return None, f"the server (pid {stopped}) is stopped (a signal or a debugger holds it)"
                 reply = _reply(sock)
         except TimeoutError:
             return None, f"the server did not answer for {CLIENT_SILENCE:.0f} s (pid {holder(cache_dir, project)})"
@@ -579,6 +586,19 @@ def analyse(paths: list[str], settings, project: str, idle: float = DEFAULT_IDLE
         result.files = [SourceFile(*f) for f in reply.get("files", ())]
         return result, None
     return None, "the server kept answering for another build"
+
+
+def _stopped(pid: int | None) -> int | None:
+    """`pid` where that process is stopped (Linux's /proc says `T` or `t`: SIGSTOP, ^Z, a tracer);
+    None where it runs, is unknown, or /proc is not there."""
+    if pid is None:
+        return None
+    try:
+        with open(f"/proc/{int(pid)}/stat", "rb") as fh:
+            state = fh.read(4096).rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError, ValueError):
+        return None
+    return pid if state in (b"T", b"t") else None
 
 
 def _wait_gone(cache_dir: str, project: str, wait: float = 5.0) -> None:

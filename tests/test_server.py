@@ -392,6 +392,8 @@ def test_a_stopped_server_is_found_by_its_lock_and_clients_fall_back(tmp_path, c
                                str(tree)], capture_output=True, text=True, env=_env(), timeout=90)
         assert proc.returncode == 1 and [f["code"] for f in json.loads(proc.stdout)["findings"]] == ["AL001"]
         assert len(proc.stderr.splitlines()) == 1 and "running without the server" in proc.stderr, proc.stderr
+        # Said at once (a stopped process is seen in /proc), not after the client's 15 s of silence.
+        assert sys.platform != "linux" or f"the server (pid {pid}) is stopped" in proc.stderr, proc.stderr
         assert "stopped" in cli("server", "stop", "--cache-dir", cache).stdout
         _wait_until(lambda: not _alive(pid), 15, "`server stop` did not end a stopped server")
         assert cli("server", "status", "--cache-dir", cache).returncode == 1
