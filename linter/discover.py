@@ -496,6 +496,12 @@ def _module_prefix(directory: str, cache: dict, top: str | None) -> tuple[str, .
     return prefix
 
 
+def folder_import_root(folder: str, cache: dict | None = None) -> str:
+    """The folder a run given `folder` names its modules from (what goes on sys.path): above it
+    through regular packages, and through namespace folders its own imports go through."""
+    return _import_root(folder, {} if cache is None else cache, folder)
+
+
 def _import_root(directory: str, cache: dict, top: str | None) -> str:
     if (directory, top) in cache:
         return cache[(directory, top)]

@@ -19,7 +19,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from .discover import SKIP_DIRS, _import_root
+from .discover import SKIP_DIRS, folder_import_root
 
 # A host is a package the tree extends as a plug-in extends its engine: many distinct classes of
 # it, each once or twice, and a good share of the tree's classes. A framework the tree merely
@@ -79,7 +79,7 @@ def widened(paths: list[str], src: list[str], root: str) -> Scope:
 
 def _top_package(full: str, cache: dict) -> str:
     folder = full if os.path.isdir(full) else os.path.dirname(full)
-    root = _import_root(folder, cache, None)
+    root = folder_import_root(folder, cache)
     rel = os.path.relpath(folder, root)
     if rel == "." or rel.startswith(".."):
         return full if os.path.isdir(full) else folder if os.path.basename(full) == "__init__.py" else full

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 from conftest import FIXTURES
 
 AL001 = FIXTURES / "al001_hidden_hook"
@@ -67,19 +68,25 @@ def test_a_file_the_finding_does_not_touch_reports_none_and_counts_the_rest():
     assert len(findings(mine)) == 1
 
 
-def test_a_namespace_package_reports_what_the_regular_one_does(tmp_path):
-    """`corp/serving/backends` where `corp/` has no `__init__.py` (PEP 420): the modules are named
-    from the imports (`corp.serving...`), and the package around the folder is `corp`."""
+@pytest.mark.parametrize("given", ["corp/serving/backends", "corp/serving"])
+def test_a_namespace_package_reports_what_the_regular_one_does(tmp_path, given):
+    """`corp/` without `__init__.py` (PEP 420), and `corp/serving/` without one too where it is
+    the folder given (sglang 0.5.23's `sglang/srt` is such a folder): the modules are named from
+    the imports (`corp.serving...`), and the package around the folder is `corp`."""
     reports = []
-    for corp_init in (True, False):
-        root = tmp_path / str(corp_init)
+    for regular in (True, False):
+        root = tmp_path / str(regular)
         shutil.copytree(AL001 / "serving", root / "corp" / "serving")
         for path in (root / "corp").rglob("*.py"):
             path.write_text(path.read_text().replace("from serving.", "from corp.serving.")
                             .replace("import serving.", "import corp.serving."))
-        if corp_init:
+        if regular:
             (root / "corp" / "__init__.py").write_text("")
-        got = findings(attn_lint("--format", "json", "corp/serving/backends", cwd=root))
+        elif given == "corp/serving":
+            (root / "corp" / "serving" / "__init__.py").unlink()
+        out = attn_lint("--format", "json", given, cwd=root)
+        got = findings(out)
+        assert json.loads(out.stdout)["stats"]["files"] == len(list((root / "corp").rglob("*.py")))  # all of corp
         reports.append([(f["code"], f["path"], f["line"]) for f in got])
     assert reports[0] and reports[0] == reports[1]
 
