@@ -80,6 +80,7 @@ def test_a_namespace_package_reports_what_the_regular_one_does(tmp_path, given):
         for path in (root / "corp").rglob("*.py"):
             path.write_text(path.read_text().replace("from serving.", "from corp.serving.")
                             .replace("import serving.", "import corp.serving."))
+        (root / "corp" / "extra.py").write_text("VALUE = 1\n")  # the package holds more than the folder given
         if regular:
             (root / "corp" / "__init__.py").write_text("")
         elif given == "corp/serving":
