@@ -262,4 +262,4 @@ def _summary(console: Console, result: Result) -> None:
     if len(result.errors) > skipped:
         n = len(result.errors) - skipped
         line.append(f"; {n} file{'s' if n != 1 else ''} analysed in part", style="magenta")
-    console.print(line)
+    _hanging(console, Text(), line, 4)  # wrapped at words on a terminal, whole in a pipe
