@@ -72,3 +72,14 @@ def test_a_note_on_a_terminal_wraps_at_words(tmp_path):
     start = next(i for i, line in enumerate(lines) if line.startswith("attn-lint: note: `server = true`"))
     assert all(len(line) <= 80 for line in lines[start:start + 3])
     assert lines[start + 1].startswith("    ") and not lines[start + 1][4].isspace()
+
+
+def test_on_a_narrow_terminal_the_summary_line_wraps_at_words():
+    """Before: `Found 28 findings ... 1,090,547 line` then `s, 2.83 s` on sglang at 80 columns."""
+    text = ANSI.sub("", run_in_pty(["--no-cache", "--no-server", FIXTURES / "al002_delegation_typeerror"],
+                                   _env(COLUMNS="40", LINES="300")))
+    lines = text.replace("\r\n", "\n").split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("Found "))
+    assert len(lines[start]) <= 40 and lines[start + 1].startswith("    ")
+    words = " ".join(line.strip() for line in lines[start:start + 3])
+    assert re.search(r"\d+ files, [\d,]+ lines, [\d.]+ s", words), words
