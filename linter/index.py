@@ -148,8 +148,12 @@ class TreeIndex:
     def _find_module(self, name: str) -> str | None:
         if name in self.modules:
             return name
-        # Trees are often analysed from inside a package or through namespace folders; accept a
-        # unique module whose name is a suffix of the requested one (at least two components).
+        # Trees are often analysed from inside a package or through namespace folders: accept a
+        # module whose whole name is a suffix of the requested one (the tree named from below the
+        # import root: `layers.x` for `sglang.srt.layers.x`), or a unique module the requested
+        # name is the end of (named from above it: `python.sglang.x` for `sglang.x`); at least two
+        # components either way. Never both ends cut: a plug-in laid out like its host
+        # (`vllm_rbln.model_executor.x`) is not what `vllm.model_executor.x` names.
         if self._suffixes is None:
             self._suffixes = {}
             for mod in self.modules:
@@ -159,10 +163,10 @@ class TreeIndex:
                     self._suffixes[key] = None if key in self._suffixes else mod
         parts = name.split(".")
         for i in range(1, len(parts) - 1):
-            hit = self._suffixes.get(".".join(parts[i:]))
-            if hit:
-                return hit
-        return None
+            tail = ".".join(parts[i:])
+            if tail in self.modules:
+                return tail
+        return self._suffixes.get(name) if len(parts) >= 2 else None
 
     def _absolute(self, module: str, target: str, level: int) -> str:
         if level == 0:
