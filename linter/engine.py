@@ -59,6 +59,11 @@ class Settings:
     def key(self) -> str:
         return repr((sorted(r.code for r in self.rules()), self.astroid, self.max_file_bytes))
 
+    @property
+    def workers(self) -> int:
+        """How many processes the per-file pass may use: `jobs`, or one per core (0)."""
+        return self.jobs or os.cpu_count() or 1
+
 
 @dataclass
 class Result:
@@ -473,7 +478,7 @@ def _astroid_aside(settings: Settings, cache: Cache, n_parsed: int) -> bool:
     files (whose answers the memo cannot hold), where the tree passes leave a core idle; not in
     the resident server, whose astroid keeps what it parsed."""
     return (settings.astroid and not cache.resident and n_parsed >= PARALLEL_THRESHOLD
-            and (settings.jobs or os.cpu_count() or 1) > 1)
+            and settings.workers > 1)
 
 
 def _warm_up(settings: Settings, aside: bool) -> None:
@@ -498,7 +503,7 @@ def _parse_all(paths: list[str], settings: Settings, cache: Cache, parsed: dict,
     if not paths:
         return
     total = len(paths)
-    jobs = settings.jobs or os.cpu_count() or 1
+    jobs = settings.workers
     pooled = jobs > 1 and len(paths) >= PARALLEL_THRESHOLD
     if pooled:
         # Largest files first, in small chunks: no worker is left alone with a big file at the end.
@@ -554,7 +559,7 @@ def _load_all(paths: list[str], digests: dict[str, str], settings: Settings, cac
         else:
             unread.append(path)
     paths = unread
-    jobs = settings.jobs or os.cpu_count() or 1
+    jobs = settings.workers
     if jobs < 2 or len(paths) < PARALLEL_THRESHOLD or not cache.enabled:
         for n, path in enumerate(paths):
             if not n % 256:
