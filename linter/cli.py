@@ -417,6 +417,14 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
     if opts.fix or opts.diff:
         from . import fix as fixer
         fixable = result.findings + (result.latent if resolved.show_latent else [])
+        # Only the files asked about are written: a finding shown because its evidence cites them
+        # lies elsewhere (as ruff writes only the files it is given).
+        elsewhere = [f for f in fixable if f.detail(CITED_KEY)]
+        if elsewhere and not opts.quiet:
+            _tell(f"attn-lint: note: --fix{'/--diff' if opts.diff else ''} leaves {len(elsewhere)} finding"
+                  f"{'s' if len(elsewhere) != 1 else ''} located outside the paths given as they are "
+                  f"(run it on {', '.join(sorted({printable(f.path) for f in elsewhere}))} to fix them)")
+        fixable = [f for f in fixable if not f.detail(CITED_KEY)]
         plans = fixer.plan(result, fixable)
         if opts.diff:
             for note in fixer.notes(plans):

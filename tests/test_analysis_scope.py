@@ -251,3 +251,17 @@ def test_a_tree_named_from_below_its_package_is_warned_about(tmp_path):
     assert "Analyse from the folder that holds the top-level package" in out.stderr
     fine = attn_lint("serving", cwd=AL001)
     assert "folder above the one analysed" not in fine.stderr
+
+
+def test_fix_writes_only_the_files_of_the_paths_given(tmp_path):
+    """`--fix serving/models` shows the wrapper's finding (its evidence cites the folder) but does
+    not edit `serving/backends/`: only the paths given are written, as ruff does."""
+    shutil.copytree(AL001, tmp_path / "t")
+    root = tmp_path / "t"
+    wrapper = root / "serving" / "backends" / "hybrid_linear_attn_backend.py"
+    before = wrapper.read_text()
+    out = attn_lint("--fix", "serving/models", cwd=root)
+    assert wrapper.read_text() == before
+    assert "leaves 1 finding located outside the paths given as they are" in out.stderr
+    out = attn_lint("--fix", "serving/backends", cwd=root)
+    assert wrapper.read_text() != before and "fixed 1 finding" in out.stderr, out.stderr
