@@ -24,6 +24,17 @@ T = TypeVar("T")
 
 @dataclass
 class Context:
+    """What a rule is handed: the tree model every pass built (`tree`: passes.py), with the
+    layers rules read most under short names, and the questions they ask of it.
+
+    - Layers: `index` (TreeIndex: names, classes, members), `resolver` (Resolver: what a
+      reference can be), `model` (FamilyModel: families, wrappers, delegates), `probes` (member ->
+      its probe sites), `member_calls` (member -> its call sites).
+    - Questions: `receiver_types` (a receiver's types, astroid asked only where the index has no
+      answer), `reaching` (the uses whose receiver can be a given wrapper), `can_be`, `kind_tested`
+      (a local typed by the `isinstance` test holding where it is used), `defined_names`.
+    - `state(owner, make)`: per-run state a signal or rule keeps between findings.
+    """
     tree: TreeModel  # every layer the passes made (passes.py)
     probes: dict[str, list[tuple[Site, Probe]]] = field(default_factory=dict)
     fallback: object | None = None  # an AstroidBridge, asked only where the index has no answer

@@ -62,6 +62,25 @@ class Wrapper:
 
 
 class FamilyModel:
+    """Class families, the wrappers among them and what their delegates can hold.
+
+    A family is the classes under one in-tree root; a wrapper is a class of a family that holds
+    others of it in attributes (its delegates) and forwards to them.
+
+    - Families: `family_members` (class -> its family roots), `same_family`, `is_polymorphic`,
+      `implementations` (every class an attribute of given static types can hold).
+    - Wrappers and delegates: `wrappers` (qualified name -> Wrapper, each with its Delegates and
+      the evidence for what they hold), `delegates_holding` (a wrapper's delegates that can hold
+      a given class), `delegate_sources` (every construction that stores a delegate),
+      `forwarded_to` / `forwards_own_name` (what a wrapper's methods reach on its delegates),
+      `wrapper_ancestors`, `outermost`.
+    - Members: `provides` (whether an instance really has a member), `members_provided`,
+      `structural_members` / `family_structure` (delegate attribute names).
+    - Receivers inside wrappers: `held_at` (what a receiver in a wrapper's method can be),
+      `reads_own_delegate` / `is_wrapper_internal` (a wrapper reading its own delegates is no
+      probe of itself), `wrappers_given`, `unwrapping_functions` / `via_unwrapper` (code that
+      looks through wrappers).
+    """
     def __init__(self, index: TreeIndex, resolver: Resolver, facts: dict[str, ModuleFacts], calls: CallGraph,
                  passed_values: PassedValues):
         self.index = index

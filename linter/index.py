@@ -96,6 +96,21 @@ class Symbol:
 
 
 class TreeIndex:
+    """The tree's names and classes, from the per-file summaries alone: what a rule asks first.
+
+    - Modules and names: `find_module` (a module by its dotted name, matching by its end where
+      the tree is named from below or above its import root), `resolve_name` (what a dotted name
+      written in a module is: class, function, module or global, through imports and aliases).
+    - Classes: `classes` (qualified name -> its summary and module), `bases` (in-tree bases and
+      the names of outside ones), `outside_bases` (where those come from), `mro`,
+      `found_before_opaque` (Python's MRO with outside bases as opaque classes), `opaque_bases`,
+      `subclasses`, `descendants`, `roots` (a class's family roots).
+    - Members: `lookup` / `method` / `owner_of` (where an instance of a class finds a member),
+      `has_getattr_hook`, `assignments` (the `self.<attr>` assignments of a class's methods).
+
+    Every answer is remembered per run; walks over inheritance are bounded (MAX_DEPTH) so that
+    a hostile tree cannot make them quadratic.
+    """
     def __init__(self, modules: list[Module]):
         _separate_projects(modules)
         self.modules: dict[str, Module] = {}

@@ -61,6 +61,18 @@ def describe_type(t) -> str:
 
 
 class Resolver:
+    """What a reference can be, as types: the index's names followed through annotations,
+    assignments, returns and properties (no inference engine; astroid is asked elsewhere, and only
+    where this has no answer).
+
+    - `resolve(ref, scope)`: the Resolution of an expression reference (`self.x`, `f().y`, a
+      parameter, a local) inside a function: the types it can hold, with the steps (evidence)
+      that led there and whether the index or astroid answered (`via`).
+    - `attribute_of(cls, attr)`: what `instance.attr` can be for an instance of `cls`.
+    - `annotation(tref, module)` / `annotation_text(tref)`: a type annotation as classes, and as
+      text for messages.
+    - `function_of(t)`: the function a function-typed element names.
+    """
     def __init__(self, index: TreeIndex):
         self.index = index
         self._attr_memo: dict[tuple[str, str], Resolution] = {}
