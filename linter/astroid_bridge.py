@@ -75,7 +75,7 @@ def _never(_modname: str) -> bool:
     return False
 
 
-_TIMED_OUT = object()  # no answer for lack of time: not remembered
+TIMED_OUT = object()  # no answer for lack of time: not remembered
 
 
 def prepare() -> None:
@@ -239,7 +239,7 @@ class AstroidBridge:
         """Ask astroid now: the classes it found (maybe none), remembered; None when the run's
         budget ran out first."""
         answer = self._infer(mod, line, col)
-        if answer is _TIMED_OUT or answer is None:
+        if answer is TIMED_OUT or answer is None:
             return None
         self._remember(key, answer)
         return answer[0]
@@ -267,10 +267,10 @@ class AstroidBridge:
         """(the in-tree classes astroid infers for the receiver at (line, col), sorted; what that
         answer depends on: ((path, digest), ...) of the project files astroid read, and the
         project modules it did not find). The classes are () for none (also when the query used
-        its whole per-call limit); _TIMED_OUT when the run's budget ran out first (an answer not
+        its whole per-call limit); TIMED_OUT when the run's budget ran out first (an answer not
         to remember)."""
         raw = self._raw_infer(mod.file.path, mod.name, line, col)
-        if raw is _TIMED_OUT or raw is None:
+        if raw is TIMED_OUT or raw is None:
             return raw
         return self._resolved(raw, mod.name)
 
@@ -282,7 +282,7 @@ class AstroidBridge:
 
     def _raw_infer(self, path: str, modname: str, line: int, col: int):
         """(the qualified names astroid gives the receiver's classes, the files it read, the module
-        names it did not find); names () when the query used its whole per-call limit; _TIMED_OUT
+        names it did not find); names () when the query used its whole per-call limit; TIMED_OUT
         when the run's budget ran out first. Needs only the import roots, not the index: the
         child of astroid_aside.py runs it."""
         try:
@@ -291,7 +291,7 @@ class AstroidBridge:
         except ImportError:  # pragma: no cover - a declared dependency
             return None
         if self.spent >= self.budget:
-            return _TIMED_OUT
+            return TIMED_OUT
         global _roots_loaded
         if _roots_loaded != self._import_roots():
             # astroid caches modules by name for the life of the process: another project's
@@ -326,7 +326,7 @@ class AstroidBridge:
             # A query that used its whole per-call limit is remembered as unanswered (asking again
             # on every run would cost that second every time); one cut short by the end of the
             # run's budget is asked again on a later run.
-            return ((), tuple(read), tuple(absent)) if limit >= self.per_call else _TIMED_OUT
+            return ((), tuple(read), tuple(absent)) if limit >= self.per_call else TIMED_OUT
         except Exception:  # astroid raises many kinds of inference errors; all mean "no answer"
             return (), tuple(read), tuple(absent)
         finally:

@@ -77,7 +77,7 @@ class AstroidChild:
 def _serve(queries: int, out: int, per_call: float, budget: float) -> None:
     """In the child: ready astroid when the roots come, answer each query as it comes, send every
     answer when the parent closes its end."""
-    from .astroid_bridge import _TIMED_OUT, AstroidBridge, prepare
+    from .astroid_bridge import TIMED_OUT, AstroidBridge, prepare
     bridge = None
     answers = []
     with os.fdopen(queries, "rb") as fh:
@@ -93,7 +93,7 @@ def _serve(queries: int, out: int, per_call: float, budget: float) -> None:
             elif bridge is not None:
                 _, key, path, modname, line, col = message
                 raw = bridge._raw_infer(path, modname, line, col)
-                answers.append((key, None if raw is _TIMED_OUT or raw is None else raw))
+                answers.append((key, None if raw is TIMED_OUT or raw is None else raw))
     stats = (bridge.calls, bridge.timeouts, bridge.spent) if bridge is not None else (0, 0, 0.0)
     _write_all(out, marshal.dumps((answers, *stats)))
     os.close(out)

@@ -15,7 +15,7 @@ from .facts import ModuleFacts, function_ref, scopes_of
 from .function_text import FunctionText
 from .index import TreeIndex
 from .resolve import Resolver, Scope
-from .summary import _EXPRESSIONS
+from .summary import EXPRESSIONS
 from .value_uses import ValueUses
 
 _NAME_CALLS = "call-graph-name-calls"  # the key of a module's calls by called name (_name_calls)
@@ -113,8 +113,8 @@ class CallGraph:
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == cls_name:
                 star = any(isinstance(a, ast.Starred) for a in n.args) or any(k.arg is None for k in n.keywords)
                 out.append((("name", cls_name),
-                            tuple(None if isinstance(a, ast.Starred) else _EXPRESSIONS.ref(a) for a in n.args),
-                            tuple((k.arg, _EXPRESSIONS.ref(k.value)) for k in n.keywords if k.arg), star))
+                            tuple(None if isinstance(a, ast.Starred) else EXPRESSIONS.ref(a) for a in n.args),
+                            tuple((k.arg, EXPRESSIONS.ref(k.value)) for k in n.keywords if k.arg), star))
         return out
 
     def constructions_of(self, qual: str, through_locals: bool = False) -> list[tuple[Scope, tuple]]:

@@ -107,11 +107,11 @@ def _built_by_call(ctx: Context, scope: Scope, value: tuple, owner: str) -> list
                 owners[k] = fn
     if len(owners) > MAX_OVERRIDES:
         return []
-    from .signals.self_call import _built_at  # a configuration nothing builds serves no layer
+    from .signals.self_call import built_at  # a configuration nothing builds serves no layer
 
     out: list[Built] = []
     for k, fn in sorted(owners.items()):
-        if _built_at(ctx, k) is None:
+        if built_at(ctx, k) is None:
             continue
         params = [p.name for p in fn.params[1:]]
         given = frozenset({params[i] for i in passes_self if i < len(params)} | (passes_self_kw & set(params)))

@@ -77,7 +77,7 @@ def plan(result, findings: list[Finding]) -> list[FilePlan]:
     `analyse(..., keep_context=True)`)."""
     plans: dict[str, FilePlan] = {}
     ctx = result.context
-    sources = _SourceCache()
+    sources = SourceCache()
     for f in findings:
         rule = RULES_BY_CODE.get(f.code)
         if rule is None or not rule.fixable:
@@ -111,7 +111,7 @@ def _shown(sf) -> str:
     return path_within(sf.path, os.curdir, sf.path)
 
 
-class _SourceCache:
+class SourceCache:
     """Each touched file read once, decoded in its declared encoding, parsed once by each parser."""
 
     def __init__(self):
@@ -236,7 +236,7 @@ class _AddMethods(cst.CSTTransformer):
         return updated.with_changes(body=updated.body.with_changes(body=new))
 
 
-def _render(fp: FilePlan, sources: _SourceCache) -> None:
+def _render(fp: FilePlan, sources: SourceCache) -> None:
     try:
         fp.old = sources.data(fp.path)
     except OSError as exc:

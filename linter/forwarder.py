@@ -22,7 +22,7 @@ from .signature import bound_params
 from .summary import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
 
 if TYPE_CHECKING:
-    from .fix import _SourceCache
+    from .fix import SourceCache
 
 _SAFE_ANNOTATION_NAMES = {"bool", "int", "float", "str", "bytes", "None", "object", "complex"}
 _BUILTIN_NAMES = set(dir(builtins)) | {"None"}
@@ -41,7 +41,7 @@ class WParam:
 
 
 
-def forwarding_method(ctx, f: Finding, sources: _SourceCache, indent: str) -> str:
+def forwarding_method(ctx, f: Finding, sources: SourceCache, indent: str) -> str:
     """The source of the method that forwards `f.member` to the wrapper's delegates, at `indent`."""
     index, model = ctx.index, ctx.model
     wrapper = model.wrappers.get(f.class_name)

@@ -16,7 +16,7 @@ from .facts import ModuleFacts
 from .index import TreeIndex
 from .resolve import Scope
 from .source_lines import SourceLines
-from .summary import FunctionInfo, ModuleWalk, _summarise_function
+from .summary import FunctionInfo, ModuleWalk, summarise_function
 
 _SOURCES = "function-text-source"  # the key of re-read functions in ModuleFacts.derived
 _CONSTANTS = "function-text-constants"  # a module's top-level names bound once to a string
@@ -89,7 +89,7 @@ class FunctionText:
         if node.lineno != fn.line:  # an indented `def` on the file's first line: no room for the `if True:`
             ast.increment_lineno(node, fn.line - node.lineno)
         walked: list = []
-        info = _summarise_function(node, scope.cls is not None, [], [], ModuleWalk(), walked)
+        info = summarise_function(node, scope.cls is not None, [], [], ModuleWalk(), walked)
         info.decorators = fn.decorators  # (above the `def` line: not in the text read)
         self.facts[scope.module].derived.setdefault(_WALKS, {})[key] = walked[0]
         store[key] = Reread(info, node)

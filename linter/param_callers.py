@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from .findings import Evidence
 from .resolve import NOTHING, Resolution
-from .summary import _EXPRESSIONS, KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL
+from .summary import EXPRESSIONS, KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL
 
 if TYPE_CHECKING:
     from .callgraph import CallGraph
@@ -115,7 +115,7 @@ class ParamCallers:
             if arg is None and position is not None and position < len(node.args) and not any(
                     isinstance(a, ast.Starred) for a in node.args[:position + 1]):
                 arg = node.args[position]
-            ref = _EXPRESSIONS.ref(arg) if arg is not None else None
+            ref = EXPRESSIONS.ref(arg) if arg is not None else None
             if ref is not None:
                 out.append((csite.scope, csite.path, call.line, ref))
         return out

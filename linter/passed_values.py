@@ -32,7 +32,7 @@ from .index import TreeIndex
 from .reaching import bind_arguments
 from .registries import Registries
 from .resolve import Resolver, Scope, describe_type
-from .summary import _EXPRESSIONS, KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, dotted_ref
+from .summary import EXPRESSIONS, KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, dotted_ref
 from .value_uses import ValueUses
 
 MAX_STEPS = 8  # parameter and return hops followed from the assignment
@@ -348,7 +348,7 @@ class PassedValues:
                 return None
             if isinstance(value, ast.Constant):
                 continue
-            more = self.value(_EXPRESSIONS.ref(value), scope, steps + 1, frozenset())
+            more = self.value(EXPRESSIONS.ref(value), scope, steps + 1, frozenset())
             if more is None:
                 return None
             _merge(out, more[0])
@@ -378,7 +378,7 @@ class PassedValues:
                 if node is None or len(node.args) > 2 or node.keywords:
                     return None
                 if len(node.args) == 2 and not isinstance(node.args[1], ast.Constant):
-                    more = self.value(_EXPRESSIONS.ref(node.args[1]), scope, steps + 1, visiting)
+                    more = self.value(EXPRESSIONS.ref(node.args[1]), scope, steps + 1, visiting)
                     if more is None:
                         return None
                     _merge(got[0], more[0])
@@ -637,8 +637,8 @@ class PassedValues:
             for node in nodes:
                 if any(isinstance(a, ast.Starred) for a in node.args) or any(kw.arg is None for kw in node.keywords):
                     return None
-                args = tuple(_EXPRESSIONS.ref(a) for a in node.args)
-                kwargs = tuple((kw.arg, _EXPRESSIONS.ref(kw.value)) for kw in node.keywords)
+                args = tuple(EXPRESSIONS.ref(a) for a in node.args)
+                kwargs = tuple((kw.arg, EXPRESSIONS.ref(kw.value)) for kw in node.keywords)
                 args, kwargs = self._bound_arguments(full, node, args, kwargs)
                 out.append(Caller(full, args, dict(kwargs), line, f"{fn.name}(...)", node))
             if len(out) > MAX_CALLERS:
@@ -781,6 +781,6 @@ def _argument_ref(node: ast.expr) -> tuple | None:
     """A call argument's ref; a lambda without parameters is (_LAMBDA, its body's ref)."""
     if isinstance(node, ast.Lambda) and not node.args.args and not node.args.posonlyargs \
             and not node.args.kwonlyargs and not node.args.vararg and not node.args.kwarg:
-        body = _EXPRESSIONS.ref(node.body)
+        body = EXPRESSIONS.ref(node.body)
         return (_LAMBDA, body) if body is not None else None
-    return _EXPRESSIONS.ref(node)
+    return EXPRESSIONS.ref(node)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from .discover import open_source
 
-_OUTSIDE = "/"  # names of files outside the project are absolute; the project's are relative
+OUTSIDE_PREFIX = "/"  # names of files outside the project are absolute; the project's are relative
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ class Reads:
         return path
 
     def _path(self, name: str) -> str:
-        return name if name.startswith(_OUTSIDE) else os.path.join(self.base, name)
+        return name if name.startswith(OUTSIDE_PREFIX) else os.path.join(self.base, name)
 
     def stamp(self, path: str) -> str:
         hit = self._stamps.get(path)

@@ -26,7 +26,7 @@ from .facts import ModuleFacts
 from .function_text import FunctionText, calls_on_line
 from .index import TreeIndex
 from .resolve import Scope
-from .summary import _EXPRESSIONS
+from .summary import EXPRESSIONS
 from .value_uses import ValueUses
 
 _TREES = "registries-module-tree"  # the key of a module's parsed text in ModuleFacts.derived
@@ -212,7 +212,7 @@ class Registries:
         if isinstance(value, ast.Name) and chain and value.id in _params(chain[-1]) \
                 and value.id not in _rebound(chain[-1], value.id):
             return self._given(mod, value.id, chain)
-        ref = _EXPRESSIONS.ref(value)
+        ref = EXPRESSIONS.ref(value)
         if ref is None:
             return None
         return [Entry(ref, self._scope(mod, chain))]
@@ -265,7 +265,7 @@ class Registries:
                 given = next((k.value for k in call.keywords if k.arg == param), None)
                 if given is None and position < len(call.args):
                     given = call.args[position]
-                ref = _EXPRESSIONS.ref(given) if given is not None else None
+                ref = EXPRESSIONS.ref(given) if given is not None else None
                 if ref is None:
                     return None  # its default (not read here), or an expression no ref says
                 out.append(Entry(ref, scope))
@@ -344,7 +344,7 @@ def _display(node: ast.expr | None, scope: Scope) -> list[Entry] | None:
         return None
     out = []
     for v in items:
-        ref = _EXPRESSIONS.ref(v)
+        ref = EXPRESSIONS.ref(v)
         if ref is None:
             return None
         out.append(Entry(ref, scope))

@@ -20,7 +20,7 @@ import hashlib
 import os
 
 from .cache import TOOL_KEY, Cache, content_hash, entry_name
-from .read_set import _OUTSIDE, Reads, ReadSet
+from .read_set import OUTSIDE_PREFIX, Reads, ReadSet
 from .revision import MAX_FILE_BYTES
 from .userfiles import Refused, read_regular
 
@@ -81,7 +81,7 @@ def keep(cache: Cache, settings_key, files: dict[str, str], config: str | None, 
         return
     outside = []
     for name, stamp in reads.files:
-        if name.startswith(_OUTSIDE):
+        if name.startswith(OUTSIDE_PREFIX):
             outside.append((name, stamp))
             continue
         rel = os.path.relpath(os.path.join(base, name), root).replace(os.sep, "/")

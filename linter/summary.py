@@ -442,7 +442,7 @@ class _FunctionWalker(ast.NodeVisitor):
         self.self_name = self_name
         self.imports = imports if imports is not None else []
         self.module = module if module is not None else ModuleWalk()
-        self.params: frozenset[str] = frozenset()  # the function's parameters (_summarise_function)
+        self.params: frozenset[str] = frozenset()  # the function's parameters (summarise_function)
         self.module_level = False  # walking module-level code: its locals are the module's names
         self._type_test = 0  # inside the arguments of `isinstance(...)` and the like
         self.locals: dict[str, list[tuple]] = {}
@@ -1164,13 +1164,13 @@ def _callee_name(func: ast.expr) -> str:
 _DISPATCH = {getattr(ast, name[6:]): fn for name, fn in vars(_FunctionWalker).items()
              if name.startswith("visit_") and hasattr(ast, name[6:])}
 # `ref` keeps no state, so class-level assignments share one walker instead of making one each.
-_EXPRESSIONS = _FunctionWalker(None, [])
+EXPRESSIONS = _FunctionWalker(None, [])
 
 
 def _bound_value(value: ast.expr | None, annotation: ast.expr | None) -> tuple | None:
     """The value `bind` records for `name = value` or `name: annotation = value`."""
     annotated = type_ref(annotation) if annotation is not None else None
-    return ("type", annotated) if annotated else _EXPRESSIONS.ref(value)
+    return ("type", annotated) if annotated else EXPRESSIONS.ref(value)
 
 
 def _local_calls_bound(walker: _FunctionWalker, body: list[ast.stmt]) -> list[CallSite]:
@@ -1329,7 +1329,7 @@ def _params(args: ast.arguments) -> tuple[Param, ...]:
     return tuple(out)
 
 
-def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: bool,
+def summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: bool,
                         pending: list, imports: list[Import], module: ModuleWalk,
                         walked: list | None = None) -> FunctionInfo:
     """`walked`, when given, receives the walker (function_text.py reads its bindings' and
@@ -1469,7 +1469,7 @@ def _summarise_class(node: ast.ClassDef, prefix: str, classes: dict[str, ClassIn
     falsy: dict[str, None] = {}
     for stmt in _flatten(node.body):
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            fn = _summarise_function(stmt, True, pending, imports, module)
+            fn = summarise_function(stmt, True, pending, imports, module)
             previous = info.methods.get(stmt.name)
             # A property setter or an overload must not hide the real definition's signature.
             if previous is None or not any(d.endswith((".setter", ".deleter", "overload"))
@@ -1483,7 +1483,7 @@ def _summarise_class(node: ast.ClassDef, prefix: str, classes: dict[str, ClassIn
             info.attrs[stmt.name] = ClassAttr(stmt.lineno, None, ("name", stmt.name))
             _class_falsy(falsy, stmt.name, None)
         elif isinstance(stmt, ast.Assign):
-            value = _EXPRESSIONS.ref(stmt.value)
+            value = EXPRESSIONS.ref(stmt.value)
             for target in stmt.targets:
                 for t in (target.elts if isinstance(target, ast.Tuple) else [target]):
                     if isinstance(t, ast.Name):
@@ -1493,7 +1493,7 @@ def _summarise_class(node: ast.ClassDef, prefix: str, classes: dict[str, ClassIn
                             _note_model_type(module.literals, name, stmt.value)
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             info.attrs[stmt.target.id] = ClassAttr(stmt.lineno, type_ref(stmt.annotation),
-                                                   _EXPRESSIONS.ref(stmt.value))
+                                                   EXPRESSIONS.ref(stmt.value))
             _class_falsy(falsy, stmt.target.id, stmt.value)
             if stmt.target.id == "model_type" and stmt.value is not None:
                 _note_model_type(module.literals, name, stmt.value)
@@ -1560,7 +1560,7 @@ def summarise_tree(tree: ast.Module, n_lines: int, module: ModuleWalk | None = N
             if isinstance(node, ast.ClassDef):
                 _summarise_class(node, "", classes, pending, imports, module)
             else:
-                fn = _summarise_function(node, False, pending, imports, module)
+                fn = summarise_function(node, False, pending, imports, module)
                 _after_overloads(functions.get(node.name), fn)
                 functions[node.name] = fn
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

@@ -467,7 +467,7 @@ class Runner:
         `apply(self, layer, *args, **kwargs)`), so a type checker accepts the call; the class one
         configuration builds is what raises TypeError, on every layer it serves."""
         from ..linter.factory_returns import held_from_factories
-        from ..linter.signals.self_call import _built_at, _unconditional
+        from ..linter.signals.self_call import built_at, runs_unconditionally
 
         index = ctx.index
         memo: dict[tuple[str, str], list] = {}
@@ -511,14 +511,14 @@ class Runner:
                 if finding.confidence != "medium":
                     yield finding
                     continue
-                if not _unconditional(ctx, pairings[0]):
+                if not runs_unconditionally(ctx, pairings[0]):
                     # A call under a test may be one the class built for this kind never meets
                     # (the data that takes that branch is another configuration's).
                     reason = Reason("factory-built", "lower", site.path, call.line,
                                     f"the call runs only where a test in `{site.where}` holds: the classes the "
                                     f"factory builds for this kind may never take that branch")
                     finding = _restated(finding, "low", reason)
-                elif (holder := _built_at(ctx, site.cls)) is not None:
+                elif (holder := built_at(ctx, site.cls)) is not None:
                     # The holder is built, its factory names the class for its kind, and the call
                     # runs whenever its method does: the pairing and the call are the code's own.
                     where = holder[2]

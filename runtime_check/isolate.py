@@ -354,8 +354,8 @@ def _write_all(fd: int, data: bytes, seconds: float) -> bool:
 
 
 def _one_line_text(exc: BaseException) -> str:
-    from .loader import _one_line  # (the loader only where a question is refused: the CLI imports this module)
-    return _one_line(exc)[:300]
+    from .loader import one_line  # (the loader only where a question is refused: the CLI imports this module)
+    return one_line(exc)[:300]
 
 
 def run_in_process(count: int, child_main: Callable[[int, Channel], None], validate, answer=None) -> list[Any]:

@@ -106,7 +106,7 @@ class LoadedClass:
     error: str | None = None
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
 
@@ -152,7 +152,7 @@ class _Deadlines:
 
 
 @contextlib.contextmanager
-def _quiet():
+def silenced():
     """Module bodies may print, warn or log at import: keep that out of the report."""
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
             contextlib.redirect_stderr(io.StringIO()):
@@ -321,12 +321,12 @@ class TreeLoader:
                 and not getattr(existing, "__attn_lint_isolated__", False):
             return LoadedModule(name, existing, "import")
         try:
-            with _quiet(), self._deadlines.limit(self.time_limit):
+            with silenced(), self._deadlines.limit(self.time_limit):
                 mod = importlib.import_module(name)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:
-            why = _one_line(exc)
+            why = one_line(exc)
             if isinstance(exc, ModuleNotFoundError) and exc.name and not self.in_tree(exc.name):
                 why = f"No module named '{exc.name}'"
             self._real_failed[name] = why
@@ -377,7 +377,7 @@ class TreeLoader:
         try:
             code = _compiled(f.path)
         except Exception as exc:
-            return LoadedModule(name, None, "failed", f"cannot compile {f.display}: {_one_line(exc)}")
+            return LoadedModule(name, None, "failed", f"cannot compile {f.display}: {one_line(exc)}")
         is_pkg = os.path.basename(f.path).startswith("__init__.")
         mod = types.ModuleType(name)
         mod.__file__ = f.path
@@ -401,7 +401,7 @@ class TreeLoader:
         self.cache[name] = lm  # visible to circular imports while the body runs
         self._loading.add(name)
         try:
-            with _quiet(), self._deadlines.limit(self.time_limit):
+            with silenced(), self._deadlines.limit(self.time_limit):
                 exec(code, mod.__dict__)
         except KeyboardInterrupt:
             raise
@@ -409,7 +409,7 @@ class TreeLoader:
             if isinstance(exc, TreeLoadError):
                 error = str(exc)  # the innermost failing module says why
             else:
-                what = "ran past the time limit" if isinstance(exc, LoadTimeout) else f"raised {_one_line(exc)}"
+                what = "ran past the time limit" if isinstance(exc, LoadTimeout) else f"raised {one_line(exc)}"
                 error = (f"{name} failed in isolation: its body {what}{_where(exc, f.path)}"
                          + (f" (ordinary import: {why_not_import})" if why_not_import else ""))
             if isinstance(exc, LoadTimeout):

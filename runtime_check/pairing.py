@@ -42,7 +42,7 @@ from typing import Any
 from ..linter.findings import short, unlabelled
 from .construction_sites import Entry, Site, mentioning, sites_for
 from .instances import Constructions, new_instance
-from .loader import LoadTimeout, TreeLoader, _one_line, _quiet
+from .loader import LoadTimeout, TreeLoader, one_line, silenced
 from .standins import Standin, is_standin, set_explorer, standin_name
 
 MAX_RUNS = 160  # runs per function (each takes milliseconds once the modules are loaded)
@@ -166,7 +166,7 @@ class ChoiceDict(dict):
 
     def _key(self, key: Any) -> Any:
         from . import standins
-        explorer = standins._EXPLORER
+        explorer = standins.EXPLORER
         if explorer is not None and is_standin(key):
             return explorer.pick_key(key, self)
         return key
@@ -276,7 +276,7 @@ class Run:
 def _callable(ctx, loader: TreeLoader, entry: Entry) -> tuple[Any, str | None]:
     """The entry's function, bound where it is a method (to an instance made without __init__,
     its attributes stand-ins), or None and why."""
-    from .scenarios import _load_class, _populate
+    from .scenarios import populate, tree_class
 
     if entry.cls is None:
         lm = loader.load(entry.module)
@@ -284,7 +284,7 @@ def _callable(ctx, loader: TreeLoader, entry: Entry) -> tuple[Any, str | None]:
         if fn is None:
             return None, f"cannot load `{entry.function}` from {entry.module}: {lm.error or 'not defined'}"
         return fn, None
-    lc, err = _load_class(ctx, loader, entry.cls)
+    lc, err = tree_class(ctx, loader, entry.cls)
     if err:
         return None, err
     raw = None
@@ -301,7 +301,7 @@ def _callable(ctx, loader: TreeLoader, entry: Entry) -> tuple[Any, str | None]:
     if isinstance(raw, property) or not callable(raw):
         return None, f"`{entry.label}` is not a method"
     inst = new_instance(lc.cls)
-    _populate(ctx, entry.cls, inst)
+    populate(ctx, entry.cls, inst)
     return raw.__get__(inst, lc.cls), None
 
 
@@ -346,7 +346,7 @@ def _run_once(fn: Any, loader: TreeLoader, watch: list[type], registries: Regist
     watcher.install()
     previous = set_explorer(explorer)
     try:
-        with _quiet(), loader._deadlines.limit(limit):
+        with silenced(), loader._deadlines.limit(limit):
             result = fn(*args, **kwargs)
             if inspect.iscoroutine(result):
                 result = asyncio.new_event_loop().run_until_complete(result)
@@ -430,15 +430,15 @@ def check_pairing(ctx, loader: TreeLoader, wrapper: str, attr: str | None, impls
                   time_limit: float = PAIRING_TIME_LIMIT) -> PairingResult:
     """Run the construction paths of ``wrapper`` until one builds it around one of ``impls`` in
     ``attr`` (``attr`` None: an object of one of ``impls`` is built by the wrapper's path)."""
-    from .scenarios import _load_class
+    from .scenarios import tree_class
 
     start = time.monotonic()
-    lw, err = _load_class(ctx, loader, wrapper)
+    lw, err = tree_class(ctx, loader, wrapper)
     if err:
         return PairingResult("unverifiable", f"cannot load the wrapper: {err}")
     impl_classes = []
     for q in impls:
-        lc, ierr = _load_class(ctx, loader, q)
+        lc, ierr = tree_class(ctx, loader, q)
         if not ierr:
             impl_classes.append(lc.cls)
     if not impl_classes:
@@ -505,7 +505,7 @@ def check_pairing(ctx, loader: TreeLoader, wrapper: str, attr: str | None, impls
                     # a raise may be the code refusing a configuration, or a global it needs that
                     # this process never set up.
                     exhausted = False
-                    text = f"`{entry.label}` raised {_one_line(run.error)}" + (f" at {run.where}" if run.where else "")
+                    text = f"`{entry.label}` raised {one_line(run.error)}" + (f" at {run.where}" if run.where else "")
                     if isinstance(run.error, LoadTimeout):
                         text = f"`{entry.label}` did not finish within {RUN_TIME_LIMIT:g} s"
                     if text not in problems:

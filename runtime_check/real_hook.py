@@ -28,7 +28,7 @@ import traceback
 from typing import Any
 
 from .flashinfer_smoke import StandinFullAttnBackendBase
-from .loader import _one_line, _quiet
+from .loader import one_line, silenced
 from .standins import Standin
 
 MAX_LAUNCH_STATE = 8  # process-wide values given a stand-in, at most, per construction
@@ -110,7 +110,7 @@ def build_owner(owner_cls: type, harness, loader) -> tuple[Any, list[str]]:
     try:
         for _ in range(MAX_LAUNCH_STATE + 1):
             try:
-                with _quiet(), loader._deadlines.limit(CONSTRUCT_TIME_LIMIT):
+                with silenced(), loader._deadlines.limit(CONSTRUCT_TIME_LIMIT):
                     return owner_cls(runner), [name for _, name in given]
             except KeyboardInterrupt:
                 raise
@@ -122,7 +122,7 @@ def build_owner(owner_cls: type, harness, loader) -> tuple[Any, list[str]]:
                 g, name = missing
                 g[name] = Shape(name, table)
                 given.append((g, name))
-        raise RealHookUnavailable(f"`{owner_cls.__name__}(model_runner)` raised {_one_line(last)}")
+        raise RealHookUnavailable(f"`{owner_cls.__name__}(model_runner)` raised {one_line(last)}")
     finally:
         for g, name in given:
             if isinstance(g.get(name), Shape):
@@ -220,7 +220,7 @@ def describe(exc: BaseException) -> str:
     """One line for an unexpected failure while setting up the real hook."""
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" at {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
-    return f"{_one_line(exc)}{where}"
+    return f"{one_line(exc)}{where}"
 
 
 __all__ = ["RealHookBackend", "RealHookUnavailable", "real_backend", "shape_runner"]

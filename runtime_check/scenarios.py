@@ -42,7 +42,7 @@ from typing import Any
 
 from ..linter.findings import Finding, short, unlabelled
 from .instances import new_instance, set_attr
-from .loader import TreeLoader, _one_line, _quiet
+from .loader import TreeLoader, one_line, silenced
 from .standins import AnyItem, Namespace, Standin, delegate_log, make_delegate, signature_from_params
 
 CALL_TIME_LIMIT = 10.0  # seconds for one real method call
@@ -75,7 +75,7 @@ class GpuPlan:
 # helpers
 # --------------------------------------------------------------------------------------------
 
-def _load_class(ctx, loader: TreeLoader, qual: str):
+def tree_class(ctx, loader: TreeLoader, qual: str):
     entry = ctx.index.classes.get(qual)
     if entry is None:
         return None, f"`{qual}` is not a class of the analysed tree"
@@ -142,7 +142,7 @@ def _instance_attrs(ctx, qual: str) -> set[str]:
     return {a for c in index.mro(qual) if c in index.classes for a in index.assignments(c)}
 
 
-def _populate(ctx, qual: str, inst: Any) -> None:
+def populate(ctx, qual: str, inst: Any) -> None:
     """Give every attribute the class assigns on ``self`` a permissive stand-in (unless a
     class-level attribute, property or method of that name exists), so that a real method reaches
     the call under test instead of stopping at the first attribute ``__init__`` would have set."""
@@ -153,7 +153,7 @@ def _populate(ctx, qual: str, inst: Any) -> None:
         set_attr(inst, name, Standin(f"self.{name}"))
 
 
-def _delegate_attrs(ctx, qual: str, finding: Finding | None) -> list[tuple[str, bool]]:
+def delegate_attrs(ctx, qual: str, finding: Finding | None) -> list[tuple[str, bool]]:
     wrapper = ctx.model.wrappers.get(qual) if ctx is not None else None
     if wrapper is not None and wrapper.delegates:
         return [(d.attr, d.sequence) for d in wrapper.delegates]
@@ -161,7 +161,7 @@ def _delegate_attrs(ctx, qual: str, finding: Finding | None) -> list[tuple[str, 
     return [(a, False) for a in names]
 
 
-def _plant_delegates(inst: Any, attrs: list[tuple[str, bool]], delegate: Any) -> list[str]:
+def plant_delegates(inst: Any, attrs: list[tuple[str, bool]], delegate: Any) -> list[str]:
     out = []
     for attr, seq in attrs:
         set_attr(inst, attr, [delegate] if seq else delegate)
@@ -207,7 +207,7 @@ def _standin_args(sig: inspect.Signature | None, skip_first: bool,
 def _call(loader: TreeLoader, fn: Callable, args: list, kwargs: dict) -> tuple[Any, BaseException | None]:
     """Run real user code under the call time limit; coroutines and generators are driven too."""
     try:
-        with _quiet(), loader._deadlines.limit(CALL_TIME_LIMIT):
+        with silenced(), loader._deadlines.limit(CALL_TIME_LIMIT):
             result = fn(*args, **kwargs)
             if inspect.iscoroutine(result):
                 result = asyncio.new_event_loop().run_until_complete(result)
@@ -220,7 +220,7 @@ def _call(loader: TreeLoader, fn: Callable, args: list, kwargs: dict) -> tuple[A
         return None, exc
 
 
-def _fmt_sig(name: str, sig: inspect.Signature | None) -> str:
+def fmt_sig(name: str, sig: inspect.Signature | None) -> str:
     """``name(params)`` without annotations (they are strings under postponed evaluation)."""
     if sig is None:
         return f"{name}(...)"
@@ -229,9 +229,9 @@ def _fmt_sig(name: str, sig: inspect.Signature | None) -> str:
     return f"{name}{plain}"
 
 
-def _owner_signature(ctx, loader: TreeLoader, owner: str, member: str):
+def owner_signature(ctx, loader: TreeLoader, owner: str, member: str):
     """(kind, signature, how, loaded-class-or-None, error) of ``owner.member``."""
-    lc, err = _load_class(ctx, loader, owner)
+    lc, err = tree_class(ctx, loader, owner)
     if lc is not None and lc.cls is not None:
         k, raw = _raw_member(lc.cls, member)
         if raw is not _MISSING:
@@ -252,7 +252,7 @@ def _owner_signature(ctx, loader: TreeLoader, owner: str, member: str):
 
 def verify_al001(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     wq, member = finding.class_name, finding.member
-    lc, err = _load_class(ctx, loader, wq)
+    lc, err = tree_class(ctx, loader, wq)
     if err:
         return Outcome("unverifiable", err, lc.mode if lc else "failed", {"load_problem": True})
     cls = lc.cls
@@ -263,7 +263,7 @@ def verify_al001(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     owner_fact = None
     owner_errors = []
     for owner in owners:
-        olc, oerr = _load_class(ctx, loader, owner)
+        olc, oerr = tree_class(ctx, loader, owner)
         if oerr:
             owner_errors.append(oerr)
             continue
@@ -289,7 +289,7 @@ def verify_al001(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
 
     delegate = make_delegate(member, kind=kind, signature=sig, class_name=short(owner))
     inst = new_instance(cls)
-    planted = _plant_delegates(inst, _delegate_attrs(ctx, wq, finding), delegate)
+    planted = plant_delegates(inst, delegate_attrs(ctx, wq, finding), delegate)
     if not planted:
         return Outcome("unverifiable", f"no delegate attribute of `{short(wq)}` is known", mode)
 
@@ -297,7 +297,7 @@ def verify_al001(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     probe_text = {"hasattr": f"hasattr(w, {member!r})", "getattr-default": f"getattr(w, {member!r}, None)",
                   "try-except": f"w.{member} under except AttributeError"}.get(probe_kind, f"hasattr(w, {member!r})")
     try:
-        with _quiet(), loader._deadlines.limit(CALL_TIME_LIMIT):
+        with silenced(), loader._deadlines.limit(CALL_TIME_LIMIT):
             if probe_kind == "getattr-default":
                 found = getattr(inst, member, None) is not None
             elif probe_kind == "try-except":
@@ -311,7 +311,7 @@ def verify_al001(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     except KeyboardInterrupt:
         raise
     except BaseException as exc:
-        return Outcome("unverifiable", f"the probe `{probe_text}` raised {_one_line(exc)}", mode)
+        return Outcome("unverifiable", f"the probe `{probe_text}` raised {one_line(exc)}", mode)
     facts = {"probe": probe_text, "probe_result": found, "delegates": planted, "owner": owner,
              "owner_load_mode": owner_mode}
     if found:
@@ -329,17 +329,17 @@ def verify_al001(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
         # A __getattr__ answered "absent": make sure it was about the hook, not about state that
         # __init__ would have set (then a real instance might answer otherwise).
         try:
-            with _quiet(), loader._deadlines.limit(CALL_TIME_LIMIT):
+            with silenced(), loader._deadlines.limit(CALL_TIME_LIMIT):
                 vars(ga_owner)["__getattr__"](inst, member)
         except AttributeError as exc:
             if member not in str(exc):
                 return Outcome("unverifiable", f"`{ga_owner.__name__}.__getattr__` failed on state the constructor "
-                                               f"sets ({_one_line(exc)}), so the probe's answer is not the real one",
+                                               f"sets ({one_line(exc)}), so the probe's answer is not the real one",
                                mode, facts)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:
-            return Outcome("unverifiable", f"`{ga_owner.__name__}.__getattr__` raised {_one_line(exc)}", mode, facts)
+            return Outcome("unverifiable", f"`{ga_owner.__name__}.__getattr__` raised {one_line(exc)}", mode, facts)
     has = hasattr(delegate, member)
     if not has:  # cannot happen unless the stand-in is broken; say so rather than confirm
         return Outcome("unverifiable", "the stand-in delegate lost the hook", mode, facts)
@@ -347,11 +347,11 @@ def verify_al001(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
               f"`{short(owner)}` that has it; {owner_note}")
     plan = None
     if kind == "method":
-        attrs = _delegate_attrs(ctx, wq, finding)
+        attrs = delegate_attrs(ctx, wq, finding)
 
         def make_front(backend: Any, _cls=cls, _attrs=attrs) -> tuple[Any, tuple]:
             front = new_instance(_cls)
-            _plant_delegates(front, _attrs, backend)
+            plant_delegates(front, _attrs, backend)
             return front, ()
 
         plan = GpuPlan(member, sig, short(owner), make_front, f"real {short(wq)}", owner)
@@ -472,7 +472,7 @@ def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     fn_info = _enclosing_method(entry, call_line)
     if fn_info is None:
         return Outcome("unverifiable", f"no method of `{short(cq)}` contains line {call_line}", "n/a")
-    lc, err = _load_class(ctx, loader, cq)
+    lc, err = tree_class(ctx, loader, cq)
     if err:
         return Outcome("unverifiable", err, lc.mode if lc else "failed", {"load_problem": True})
     cls, mode = lc.cls, lc.mode
@@ -485,7 +485,7 @@ def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
         return Outcome("unverifiable", f"`{fn_info.name}` is a property; only methods are replayed", mode)
 
     owner = finding.detail("rejecting_owner") or (finding.targets[0] if finding.targets else "")
-    okind, osig, how_sig, olc, oerr = _owner_signature(ctx, loader, owner, member)
+    okind, osig, how_sig, olc, oerr = owner_signature(ctx, loader, owner, member)
     if okind is None:
         return Outcome("unverifiable", f"cannot read the signature of `{short(owner)}.{member}`: {oerr}", mode,
                        {"load_problem": True})
@@ -501,7 +501,7 @@ def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
         wsig = None
     params = list(wsig.parameters) if wsig is not None else [p.name for p in fn_info.params]
     self_name = params[0] if params and mkind == "method" else ""
-    attrs = _delegate_attrs(ctx, cq, finding)
+    attrs = delegate_attrs(ctx, cq, finding)
 
     # A call on `self` reaches the rejecting implementation when it is a subclass that inherits
     # the calling method: the method then runs on an instance of that real subclass.
@@ -514,8 +514,8 @@ def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
 
     def build(delegate: Any) -> tuple[Any, dict, list[str]]:
         inst = new_instance(run_cls)
-        _populate(ctx, cq, inst)
-        planted = _plant_delegates(inst, attrs, delegate) if attrs else []
+        populate(ctx, cq, inst)
+        planted = plant_delegates(inst, attrs, delegate) if attrs else []
         given: dict[str, Any] = {}
         if on_self:
             # The instance's own `member` is the stand-in with the real signature (bound to the
@@ -545,7 +545,7 @@ def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     facts = {"method": f"{short(cq)}.{fn_info.name}", "receiver": planted,
              "receiver_attr": _receiver_attr(recv, self_name, attrs) if not on_self else None,
              "on_self": on_self,
-             "stand_in_signature": _fmt_sig(f"{short(owner)}.{member}", osig), "signature_from": how_sig,
+             "stand_in_signature": fmt_sig(f"{short(owner)}.{member}", osig), "signature_from": how_sig,
              "owner_load_mode": owner_mode, "call_seconds": round(time.perf_counter() - start, 6)}
     expected = finding.detail("error")
     if log.bind_errors:
@@ -553,7 +553,7 @@ def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
         facts["error"] = f"TypeError: {text}"
         same = "" if not expected or expected == text else f" (the static check predicted: {expected})"
         detail = (f"calling the real `{short(cq)}.{fn_info.name}` with `{planted[0]}` = stand-in "
-                  f"`{_fmt_sig(short(owner) + '.' + member, osig)}` raised TypeError: {text}{same}")
+                  f"`{fmt_sig(short(owner) + '.' + member, osig)}` raised TypeError: {text}{same}")
         plan = None
         if okind == "method":
             def make_front(backend: Any) -> tuple[Any, tuple]:
@@ -586,10 +586,10 @@ def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
         a, k = log.attempts[0] if log.attempts else ((), {})
         return Outcome("not-reproduced",
                        f"the call bound: the real `{short(cq)}.{fn_info.name}` called stand-in "
-                       f"`{_fmt_sig(short(owner) + '.' + member, osig)}` with {len(a)} positional and "
+                       f"`{fmt_sig(short(owner) + '.' + member, osig)}` with {len(a)} positional and "
                        f"{len(k)} keyword argument(s) and it accepted them", mode, facts)
     if exc is not None:
-        return Outcome("unverifiable", f"the real `{short(cq)}.{fn_info.name}` raised {_one_line(exc)} "
+        return Outcome("unverifiable", f"the real `{short(cq)}.{fn_info.name}` raised {one_line(exc)} "
                                        f"before reaching the call at line {call_line} (stand-in arguments)",
                        mode, facts)
     return Outcome("unverifiable", f"the call at line {call_line} was not reached when the real "
@@ -602,12 +602,12 @@ def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
 
 def verify_al003(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     wq, member = finding.class_name, finding.member
-    lc, err = _load_class(ctx, loader, wq)
+    lc, err = tree_class(ctx, loader, wq)
     if err:
         return Outcome("unverifiable", err, lc.mode if lc else "failed", {"load_problem": True})
     cls, mode = lc.cls, lc.mode
     base = finding.detail("base") or ""
-    blc, berr = _load_class(ctx, loader, base)
+    blc, berr = tree_class(ctx, loader, base)
     if berr:
         return Outcome("unverifiable", berr, mode, {"load_problem": True})
     base_raw = vars(blc.cls).get(member, _MISSING)
@@ -617,8 +617,8 @@ def verify_al003(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     delegate = make_delegate(member, class_name=(short(finding.targets[0])
                                                  if finding.targets else "StandinDelegate"), permissive=True)
     inst = new_instance(cls)
-    _populate(ctx, wq, inst)
-    planted = _plant_delegates(inst, _delegate_attrs(ctx, wq, finding), delegate)
+    populate(ctx, wq, inst)
+    planted = plant_delegates(inst, delegate_attrs(ctx, wq, finding), delegate)
     owner_cls = _static_owner(inst, member)
     resolved = vars(owner_cls)[member] if owner_cls is not None else _MISSING
     facts = {"resolved_from": owner_cls.__name__ if owner_cls else None, "delegates": planted}
@@ -629,7 +629,7 @@ def verify_al003(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     try:
         bound = getattr(inst, member)
     except Exception as exc:
-        return Outcome("unverifiable", f"getattr(w, {member!r}) raised {_one_line(exc)}", mode, facts)
+        return Outcome("unverifiable", f"getattr(w, {member!r}) raised {one_line(exc)}", mode, facts)
     base_fn = base_raw.__func__ if isinstance(base_raw, (staticmethod, classmethod)) else base_raw
     try:
         sig = inspect.signature(base_fn)
@@ -647,13 +647,13 @@ def verify_al003(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
         if isinstance(exc, NotImplementedError):
             facts["static_fact"] = "placeholder-reached"
             return Outcome("fact", f"`{member}` on a real `{short(wq)}` is `{short(base)}.{member}`; calling it "
-                                   f"raised {_one_line(exc)} and the stand-in hook on {', '.join(planted)} never "
+                                   f"raised {one_line(exc)} and the stand-in hook on {', '.join(planted)} never "
                                    f"ran", mode, facts)
         if exc is None:
             return Outcome("not-reproduced", f"calling `{short(base)}.{member}` on a real `{short(wq)}` returned "
                                              f"without raising NotImplementedError", mode, facts)
     if exc is not None:
-        return Outcome("unverifiable", f"calling the base's `{short(base)}.{member}` raised {_one_line(exc)}",
+        return Outcome("unverifiable", f"calling the base's `{short(base)}.{member}` raised {one_line(exc)}",
                        mode, facts)
     shown = "None" if result is None else type(result).__name__
     return Outcome("fact", f"`{member}` on a real `{short(wq)}` is the base's `{short(base)}.{member}`; "

@@ -54,13 +54,13 @@ class StandinBase:
 _NAME = object()
 # The explorer of runtime_check/pairing.py while it runs a construction path; None otherwise, and
 # then every stand-in behaves as documented above.
-_EXPLORER: Any = None
+EXPLORER: Any = None
 
 
 def set_explorer(explorer: Any) -> Any:
     """Install ``explorer`` (None: none); returns the previous one."""
-    global _EXPLORER
-    previous, _EXPLORER = _EXPLORER, explorer
+    global EXPLORER
+    previous, EXPLORER = EXPLORER, explorer
     return previous
 
 # Module dunders a module body may read from an absent package: `torch.__version__ >= "2.5"` is
@@ -130,8 +130,8 @@ class Standin:
     # (pairing.py) that is a test the stand-in cannot answer for a real input, so it is noted.
     @property
     def __class__(self):  # type: ignore[override]
-        if _EXPLORER is not None:
-            _EXPLORER.unmodelled(self, "a class test")
+        if EXPLORER is not None:
+            EXPLORER.unmodelled(self, "a class test")
         return Standin
 
     def __subclasscheck__(self, subclass: Any) -> bool:
@@ -148,25 +148,25 @@ class Standin:
         pass
 
     def __iter__(self):
-        if _EXPLORER is not None:
-            _EXPLORER.unmodelled(self, "iteration")
+        if EXPLORER is not None:
+            EXPLORER.unmodelled(self, "iteration")
         return iter(())
 
     def __len__(self) -> int:
-        if _EXPLORER is not None:
-            _EXPLORER.unmodelled(self, "len()")
+        if EXPLORER is not None:
+            EXPLORER.unmodelled(self, "len()")
         return 0
 
     def __contains__(self, item: Any) -> bool:
-        if _EXPLORER is not None:
-            return _EXPLORER.contains(self, item)
+        if EXPLORER is not None:
+            return EXPLORER.contains(self, item)
         return False
 
     def __bool__(self) -> bool:
         # Falsy (the branch a machine without the package takes); while a construction path is
         # explored, a choice point: both branches are taken, one run each.
-        if _EXPLORER is not None:
-            return _EXPLORER.truth(self)
+        if EXPLORER is not None:
+            return EXPLORER.truth(self)
         return False
 
     def __or__(self, other: Any) -> Any:  # `Tensor | None` in annotations evaluated at runtime
@@ -197,23 +197,23 @@ class Standin:
         return 0.0
 
     def __hash__(self) -> int:
-        if _EXPLORER is not None:
-            return _EXPLORER.hash_of(self)
+        if EXPLORER is not None:
+            return EXPLORER.hash_of(self)
         return id(self)
 
     def __eq__(self, other: Any) -> bool:
         # While a construction path is explored, comparing an input with one of the code's own
         # constants (`name == "flashinfer"`) is a choice point: the input is that value, or not.
-        if _EXPLORER is not None:
-            return _EXPLORER.equals(self, other)
+        if EXPLORER is not None:
+            return EXPLORER.equals(self, other)
         return self is other
 
     def __ne__(self, other: Any) -> bool:
         return not self.__eq__(other)
 
     def __lt__(self, other: Any) -> bool:
-        if _EXPLORER is not None:
-            _EXPLORER.unmodelled(self, "an ordering comparison")
+        if EXPLORER is not None:
+            EXPLORER.unmodelled(self, "an ordering comparison")
         return False
 
     __le__ = __gt__ = __ge__ = __lt__

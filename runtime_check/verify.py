@@ -59,7 +59,7 @@ from . import call_sites, scenarios
 from .decisions import CONFIRMED, MEANING, VERDICTS, decide, is_confirmed
 from .flashinfer_use import NOT_PLANNING, plans_flashinfer
 from .isolate import DEFAULT_MEMORY_LIMIT, DEFAULT_TASK_TIME_LIMIT, Failure, can_isolate, run_in_process, run_tasks
-from .loader import DEFAULT_MODULE_TIME_LIMIT, TreeLoader, _one_line, precompile
+from .loader import DEFAULT_MODULE_TIME_LIMIT, TreeLoader, one_line, precompile
 from .pairing import PAIRING_TIME_LIMIT, PairingResult, check_pairing
 from .scenarios import GpuPlan, Outcome
 
@@ -407,8 +407,8 @@ def _gpu_plan(f: Finding, ctx, loader: TreeLoader, o: Outcome, pairing) -> tuple
         use = plans_flashinfer(ctx, owner, f.member)
         if use is not None:
             if owner != plan.owner:
-                from .scenarios import _owner_signature
-                kind, sig, _, _, _ = _owner_signature(ctx, loader, owner, f.member)
+                from .scenarios import owner_signature
+                kind, sig, _, _, _ = owner_signature(ctx, loader, owner, f.member)
                 plan = replace(plan, owner=owner, signature=sig if kind == "method" else plan.signature,
                                standin_class_name=short(owner))
             return replace(plan, flashinfer=use.describe()), ""
@@ -499,7 +499,7 @@ def _run_scenario(f: Finding, ctx, loader: TreeLoader) -> Outcome:
     except KeyboardInterrupt:
         raise
     except BaseException as exc:
-        return Outcome("unverifiable", f"internal error while verifying: {_one_line(exc)}", "n/a")
+        return Outcome("unverifiable", f"internal error while verifying: {one_line(exc)}", "n/a")
 
 
 def _smoke(plan: GpuPlan, backend: str, ctx=None, loader: TreeLoader | None = None) -> dict:
@@ -524,7 +524,7 @@ def _smoke(plan: GpuPlan, backend: str, ctx=None, loader: TreeLoader | None = No
     except KeyboardInterrupt:
         raise
     except BaseException as exc:
-        return {"verdict": "error", "detail": _one_line(exc), "front": plan.front_desc,
+        return {"verdict": "error", "detail": one_line(exc), "front": plan.front_desc,
                 "seconds": round(time.perf_counter() - start, 4)}
 
 
@@ -533,11 +533,11 @@ def _backend_for(owner: str, member: str, signature, harness, ctx, loader) -> tu
     class can be set up, else a stand-in with the hook's real signature; and which it is."""
     from .flashinfer_smoke import make_standin_backend_class
     from .real_hook import RealHookUnavailable, describe, real_backend
-    from .scenarios import _load_class
+    from .scenarios import tree_class
 
     why = "no owner class"
     if owner and ctx is not None and loader is not None:
-        lc, err = _load_class(ctx, loader, owner)
+        lc, err = tree_class(ctx, loader, owner)
         if err:
             why = err
         else:
@@ -648,7 +648,7 @@ def gpu_controls(result: Result, loader: TreeLoader, backend: str = "fa2",
     TypeError.
     """
     from .flashinfer_smoke import ForwardBatchTooThin, make_standin_backend_class, run_prefill_protocol
-    from .scenarios import _delegate_attrs, _fmt_sig, _load_class, _owner_signature, _plant_delegates, new_instance
+    from .scenarios import delegate_attrs, fmt_sig, new_instance, owner_signature, plant_delegates, tree_class
 
     ctx = result.context
     if ctx is None:
@@ -674,16 +674,16 @@ def gpu_controls(result: Result, loader: TreeLoader, backend: str = "fa2",
                              if found and not found.fn.noop and _callable_as_hook(found.fn.params)})
             if not owners:
                 continue
-            lc, err = _load_class(ctx, loader, wq)
+            lc, err = tree_class(ctx, loader, wq)
             if err:
                 out.append(Control(wq, member, "", "", "n/a", f"cannot load the wrapper: {err}", 0.0))
                 continue
             seen: set[str] = set()
             for owner in owners:
-                kind, sig, _, _, oerr = _owner_signature(ctx, loader, owner, member)
+                kind, sig, _, _, oerr = owner_signature(ctx, loader, owner, member)
                 if kind != "method" or sig is None:
                     continue
-                label = _fmt_sig(member, sig)
+                label = fmt_sig(member, sig)
                 if label in seen:
                     continue
                 seen.add(label)
@@ -698,7 +698,7 @@ def gpu_controls(result: Result, loader: TreeLoader, backend: str = "fa2",
                     standin = make_standin_backend_class(member, sig, class_name=short(owner))(harness)
                     hook_desc = f"a stand-in with the signature of {short(owner)}.{member}"
                     front = new_instance(lc.cls)
-                    _plant_delegates(front, _delegate_attrs(ctx, wq, None), standin)
+                    plant_delegates(front, delegate_attrs(ctx, wq, None), standin)
                     res = run_prefill_protocol(front, member, harness, standin, batches)
                     verdict, detail = res.verdict, res.detail
                 except ForwardBatchTooThin as exc:
@@ -708,7 +708,7 @@ def gpu_controls(result: Result, loader: TreeLoader, backend: str = "fa2",
                 except KeyboardInterrupt:
                     raise
                 except BaseException as exc:
-                    verdict, detail = "error", _one_line(exc)
+                    verdict, detail = "error", one_line(exc)
                 if hook_desc:
                     detail = f"{detail} (behind it: {hook_desc})"
                 out.append(Control(wq, member, owner, label, verdict, detail,

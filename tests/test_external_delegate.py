@@ -38,7 +38,7 @@ import importlib
 
 from {pkg}.base import BaseLoader
 
-_OUTSIDE = "{module}"
+OUTSIDE_PREFIX = "{module}"
 
 
 class {wrapper}(BaseLoader):
@@ -64,7 +64,7 @@ def reload(loader: BaseLoader, model):
 '''
 
 
-def tree(tmp_path, *, module="outside_pkg.loaders", importer="importlib.import_module(_OUTSIDE)",
+def tree(tmp_path, *, module="outside_pkg.loaders", importer="importlib.import_module(OUTSIDE_PREFIX)",
          pkg="serving", wrapper="ExternalLoader"):
     files = {f"{pkg}/__init__.py": "", f"{pkg}/base.py": BASE,
              f"{pkg}/external.py": WRAPPER.format(pkg=pkg, module=module, importer=importer, wrapper=wrapper),
@@ -77,7 +77,7 @@ def al003(root) -> list[tuple[str, str, str]]:
     return [(f.class_name.rsplit(".", 1)[-1], f.member, f.confidence) for f in result.findings]
 
 
-@pytest.mark.parametrize("importer", ["importlib.import_module(_OUTSIDE)",
+@pytest.mark.parametrize("importer", ["importlib.import_module(OUTSIDE_PREFIX)",
                                       'importlib.import_module("outside_pkg.loaders")'])
 def test_a_delegate_loaded_from_outside_is_latent(tmp_path, importer):
     root = tree(tmp_path, importer=importer)
@@ -89,7 +89,7 @@ def test_a_delegate_loaded_from_outside_is_latent(tmp_path, importer):
 
 
 def test_import_module_imported_by_name_counts_too(tmp_path):
-    root = tree(tmp_path, importer="import_module(_OUTSIDE)")
+    root = tree(tmp_path, importer="import_module(OUTSIDE_PREFIX)")
     (root / "external.py").write_text((root / "external.py").read_text().replace(
         "import importlib\n", "from importlib import import_module\n"))
     assert al003(root) == [("ExternalLoader", "all_weights", "low")]

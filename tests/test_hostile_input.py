@@ -183,14 +183,14 @@ def test_source_replaced_by_fifo_after_discovery_never_blocks(tree):
     """Every reader of source files (summaries, suppressions, --fix, code frames) refuses a FIFO
     put where a discovered file was, instead of blocking in open()."""
     from attn_lint.linter.discover import open_source
-    from attn_lint.linter.fix import _SourceCache
+    from attn_lint.linter.fix import SourceCache
     from attn_lint.linter.report.text import code_frame
     fifo = tree / "serving" / "swapped.py"
     os.mkfifo(fifo)
     with pytest.raises(OSError, match="not a regular file"):
         _within(10, open_source, str(fifo))
     with pytest.raises(OSError):
-        _within(10, _SourceCache().data, str(fifo))
+        _within(10, SourceCache().data, str(fifo))
     assert _within(10, code_frame, "swapped.py", 3, {"swapped.py": str(fifo)}) == []
     from attn_lint.linter.engine import _worker
     path, parsed, failure, fresh = _within(10, _worker, (str(fifo), 1 << 20, None, True))

@@ -222,7 +222,7 @@ def test_registry_lookup_tries_each_key_and_a_missing_one():
 
 def test_stand_ins_behave_as_before_outside_an_exploration():
     s = Standin("x")
-    assert standins._EXPLORER is None
+    assert standins.EXPLORER is None
     assert not s and s != "a" and s == s and "a" not in s
 
 

@@ -48,9 +48,9 @@ class SelfCall(Signal):
 
     def support(self, ctx: Context, p: Pairing) -> Reason | None:
         if not _applies(ctx, p) or not _runs_on(ctx, p.impl, p.site.fn.name) \
-                or not _unconditional(ctx, p):
+                or not runs_unconditionally(ctx, p):
             return None
-        built = _built_at(ctx, p.impl)
+        built = built_at(ctx, p.impl)
         if built is None:
             return None
         path, line, where = built
@@ -59,7 +59,7 @@ class SelfCall(Signal):
                       f"that method on it, and builds one ({where}): the call is made on it")
 
 
-def _unconditional(ctx: Context, p: Pairing) -> bool:
+def runs_unconditionally(ctx: Context, p: Pairing) -> bool:
     """The call runs whenever its method does: no test, loop or handler lies between the method's
     body and it (a `try` or `with` body does not decide whether it runs). A call under a test may
     be one the implementation never meets (the data that takes that branch is another's)."""
@@ -194,7 +194,7 @@ def _self_values(ctx: Context, owner: str, method: str) -> frozenset[str]:
     return hit
 
 
-def _built_at(ctx: Context, qual: str) -> tuple[str, int, str] | None:
+def built_at(ctx: Context, qual: str) -> tuple[str, int, str] | None:
     """Where the tree builds `qual`: a call of it by name (`Impl(...)`, also returned or handed
     on), else the class used as a value (a table or factory of classes builds what it holds);
     None where it shows neither (as AL002's `unbuilt-override` reads it)."""
