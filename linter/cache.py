@@ -50,7 +50,7 @@ from .summary import SUMMARY_VERSION
 # added later keys it too (an allow-list once missed two that decide findings).
 PRESENTATION_MODULES = {"cli.py", "config.py", "server.py", "fix.py", "baseline.py", "suppress.py"}
 # What decides a stored summary's bytes.
-STORAGE_MODULES = ("summary.py", "reaching.py", "deepstack.py", "codec.py", "cache.py")
+STORAGE_MODULES = ("summary.py", "refs.py", "reaching.py", "deepstack.py", "codec.py", "cache.py")
 
 
 def code_digest(only: str | tuple[str, ...] | None = None) -> str:

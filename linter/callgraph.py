@@ -14,6 +14,7 @@ from functools import cached_property
 from .facts import ModuleFacts, function_ref, scopes_of
 from .function_text import FunctionText
 from .index import TreeIndex
+from .refs import is_attr, is_name
 from .resolve import Resolver, Scope
 from .summary import EXPRESSIONS
 from .value_uses import ValueUses
@@ -125,7 +126,7 @@ class CallGraph:
         out = []
         for scope, construction in self.constructions_by_name.get(short, ()):
             callee = construction[0]
-            if callee == ("super",) or (not through_locals and callee[0] == "name" and callee[1] != short
+            if callee == ("super",) or (not through_locals and is_name(callee) and callee[1] != short
                                         and callee[1] in scope.fn.locals):
                 continue
             res = self.resolver.resolve(construction[0], scope)
@@ -137,7 +138,7 @@ class CallGraph:
         """Whether some import of `module` binds the called name to `qual`: imports under
         branches (`if npu: from a import X` / `else: from b import Y as X`) bind it to either,
         while name resolution takes the last one."""
-        if callee[0] != "name":
+        if not is_name(callee):
             return False
         mod = self.index.modules.get(module)
         imports = [imp for imp in mod.summary.imports if imp.local == callee[1]] if mod else []
@@ -185,7 +186,7 @@ def _name_calls(module: str, summary) -> dict[str, list]:
             continue
         for call in fn.calls:
             f = call.func
-            if f[0] == "attr" and f[1] is not None and f[1][0] == "name" and f[1][1] in modules \
+            if is_attr(f) and f[1] is not None and is_name(f[1]) and f[1][1] in modules \
                     and (f[1][1], f[2], call.line) not in seen:
                 seen.add((f[1][1], f[2], call.line))
                 scope = scope or Scope(module, cls, fn)

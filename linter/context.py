@@ -15,6 +15,7 @@ from .findings import Evidence
 from .holding_tests import kind_tests_at
 from .index import TreeIndex
 from .passes import TreeModel, run_passes
+from .refs import is_name
 from .resolve import NOTHING, Resolution, Resolver
 from .summary import CallSite, Probe
 from .uses import Reached, Use
@@ -91,9 +92,9 @@ class Context:
         if key in self._memo:
             return self._memo[key]
         res = self.resolver.resolve(ref, site.scope) if ref is not None else NOTHING
-        if ref is not None and ref[0] == "name" and len(res.instances()) > 1:
+        if ref is not None and is_name(ref) and len(res.instances()) > 1:
             res = self._union_narrowed(site, ref[1]) or res
-        if not res.instances() and kind == "call" and ref is not None and ref[0] == "name":
+        if not res.instances() and kind == "call" and ref is not None and is_name(ref):
             # Calls only: a probe of an unannotated parameter is mostly duck typing over whatever
             # comes in (`if hasattr(x, "a"): ... elif ...: else: raise`), a call is a use.
             res = self.tree.param_callers.resolve(site, ref[1])
@@ -164,7 +165,7 @@ class Context:
                 yield Reached(item, res, self.can_be(res, wq, site, recv))
                 continue
             res = self.receiver_types(site, recv, line if kind == "probe" else 0, col, kind)
-            if not res.instances() and recv is not None and recv[0] == "name":
+            if not res.instances() and recv is not None and is_name(recv):
                 res = self.kind_tested(site, recv[1], line) or res
             static = self.can_be(res, wq, site, recv)
             if static:
@@ -232,7 +233,7 @@ def _calls_tree_code(ref, defined: frozenset[str], binds) -> bool:
             func = ref[1]
             if not (isinstance(func, tuple) and func and func[0] in ("name", "attr", "getattr")):
                 return True
-            if func[-1] in defined and not (func[0] == "name" and func[1] in _BUILTINS and not binds(func[1])):
+            if func[-1] in defined and not (is_name(func) and func[1] in _BUILTINS and not binds(func[1])):
                 return True
         elif kind not in ("attr", "sub", "getattr", "iter"):
             return False

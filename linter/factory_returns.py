@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .findings import Evidence
+from .refs import is_attr, is_call, is_name
 from .resolve import Scope
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ def held_from_factories(ctx: Context, owner: str, attr: str) -> list[Built]:
             continue
         entry = index.classes[c]
         for method, (value, _ann, _line) in index.assignments(c).get(attr, ()):
-            if value is None or value[0] != "call" or not value[1] or value[1][0] != "attr" \
+            if value is None or not is_call(value) or not value[1] or not is_attr(value[1]) \
                     or method.kind != "method" or not method.params:
                 continue
             scope = Scope(entry.module, c, method)
@@ -83,7 +84,7 @@ def _built_by_call(ctx: Context, scope: Scope, value: tuple, owner: str) -> list
     index = ctx.index
     _, func, line, col = value[:4]
     recv, name = func[1], func[2]
-    if recv is None or (recv[0] == "name" and recv[1] == scope.fn.params[0].name):
+    if recv is None or (is_name(recv) and recv[1] == scope.fn.params[0].name):
         return []  # a method of its own: not another object's factory
     res = ctx.resolver.resolve(recv, scope)
     statics = sorted(t for t in res.instances() if t in index.classes)
@@ -127,9 +128,9 @@ def _built_by_call(ctx: Context, scope: Scope, value: tuple, owner: str) -> list
 
 
 def recv_text(ref: tuple) -> str:
-    if ref[0] == "name":
+    if is_name(ref):
         return ref[1]
-    if ref[0] == "attr" and ref[1] is not None:
+    if is_attr(ref) and ref[1] is not None:
         return f"{recv_text(ref[1])}.{ref[2]}"
     return "..."
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .refs import is_attr, is_name
 from .resolve import Scope
 from .summary import CallSite, FunctionInfo, ModuleSummary, Probe, member_target, root_name
 
@@ -127,7 +128,7 @@ def _compute(module: str, path: str, summary: ModuleSummary) -> ModuleFacts:
         for call in fn.calls:
             func = call.func
             # (member_target, with its commonest case first)
-            target = (func[1], func[2], "call") if func[0] == "attr" else member_target(fn, func)
+            target = (func[1], func[2], "call") if is_attr(func) else member_target(fn, func)
             if target is None:
                 continue
             receivers.append(target[0])
@@ -145,13 +146,13 @@ def _compute(module: str, path: str, summary: ModuleSummary) -> ModuleFacts:
             callee = construction[0]
             if callee[0] == "super":
                 continue  # found through the subclass
-            last = callee[1].rsplit(".", 1)[-1] if callee[0] == "name" else callee[-1]
+            last = callee[1].rsplit(".", 1)[-1] if is_name(callee) else callee[-1]
             scope = scope or Scope(module, cqual, fn)
             facts.constructions.append((last, scope, construction))
-            if callee[0] == "name" and callee[1] in fn.locals:
+            if is_name(callee) and callee[1] in fn.locals:
                 # `cls = Split` then `cls(...)`: found under each class name the local is bound to.
                 for value in fn.locals[callee[1]]:
-                    if value and value[0] == "name" and value[1] != last:
+                    if value and is_name(value) and value[1] != last:
                         facts.constructions.append((value[1].rsplit(".", 1)[-1], scope, construction))
         if cqual and fn.params:
             forwarded_attrs(fn, fn.params[0].name, receivers, facts.receiver_attrs.setdefault(cqual, set()))

@@ -18,6 +18,7 @@ from .facts import ModuleFacts, function_ref, mentions_self_attr
 from .findings import Evidence
 from .index import TreeIndex
 from .passed_values import PassedValues
+from .refs import is_attr, is_call, is_name
 from .resolve import Resolution, Resolver, Scope, describe_type
 from .summary import KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, FunctionInfo, member_target, root_name
 
@@ -244,7 +245,7 @@ class FamilyModel:
         out = set()
         for m in members:
             receivers = [p.receiver for p in fn.probes if p.member == m]
-            if receivers and all(r is not None and r[0] == "name" and params.get(r[1]) is not None
+            if receivers and all(r is not None and is_name(r) and params.get(r[1]) is not None
                                  and r[1] not in fn.locals
                                  and not self.resolver.annotation(params[r[1]], module) for r in receivers):
                 out.add(m)
@@ -332,9 +333,9 @@ class FamilyModel:
             return False
         if mentions_self_attr(ref, fn, me, self.wrappers[site_cls].attrs) is not None:
             return True
-        while ref[0] == "name" and len(fn.locals.get(ref[1], ())) == 1:
+        while is_name(ref) and len(fn.locals.get(ref[1], ())) == 1:
             ref = fn.locals[ref[1]][0]  # `backend = self._select_backend(mode)`
-        if depth >= 2 or ref[0] != "call" or not ref[1] or ref[1][0] != "attr" or ref[1][1] != ("name", me):
+        if depth >= 2 or not is_call(ref) or not ref[1] or not is_attr(ref[1]) or ref[1][1] != ("name", me):
             return False
         found = self.index.method(site_cls, ref[1][2])
         if found is None or not found.fn.return_values or found.fn.kind != "method":
@@ -452,7 +453,7 @@ class FamilyModel:
         calls of that method the tree shows (for `__init__`, the wrapper's constructions): a
         wrapper built as `Outer(Split(...))` whose `__init__` probes its parameter
         (`getattr(inner, "max_len", None)`) probes the split wrapper. Empty for anything else."""
-        if site_cls is None or site_cls not in self.wrappers or not ref or ref[0] != "name" or not fn.params \
+        if site_cls is None or site_cls not in self.wrappers or not ref or not is_name(ref) or not fn.params \
                 or ref[1] == fn.params[0].name:
             return {}
         key = (site_cls, fn.name, fn.line, ref)
@@ -469,7 +470,7 @@ class FamilyModel:
         parameter of the calling function (two steps at most). Each with where it is passed. A
         parameter the function also rebinds still holds what it was given on the other paths."""
         fn = scope.fn
-        if depth > 2 or fn is None or not arg or arg[0] != "name":
+        if depth > 2 or fn is None or not arg or not is_name(arg):
             return {}
         name = arg[1]
         params = list(fn.params[1:] if scope.cls and fn.kind != "staticmethod" else fn.params)
@@ -503,7 +504,7 @@ class FamilyModel:
         for value, _, _ in _stores(init, attr):
             items = value[1] if value and value[0] == "seq" else (value,)
             for item in items:
-                if not item or item[0] != "name" or item[1] not in params:
+                if not item or not is_name(item) or item[1] not in params:
                     return None
                 used.append(item[1])
         return used or None
@@ -665,7 +666,7 @@ class FamilyModel:
             for value in fn.return_values:
                 # `return self.inner.supports_x` in a property (or method) `supports_x`: the
                 # delegate's own answer handed on under its own name.
-                if value and value[0] == "attr" and value[2] == fn.name:
+                if value and is_attr(value) and value[2] == fn.name:
                     attr = mentions_self_attr(value[1], fn, self_name, delegate_attrs)
                     if attr:
                         out.append(Evidence(entry.file.display, fn.line,

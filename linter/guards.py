@@ -21,6 +21,8 @@ import ast
 from bisect import bisect_left
 from typing import NamedTuple
 
+from .refs import is_attr, is_call, is_name
+
 
 class Guard(NamedTuple):
     test: tuple  # the tested ref ("name", x) | ("attr", ...) | ("call", ...)
@@ -100,7 +102,7 @@ def deciding(guards: tuple[Guard, ...], line: int) -> set[Guard]:
 
 def self_flag(ref: tuple, self_name: str | None) -> str | None:
     """`self.<flag>` as the flag's name."""
-    if self_name and ref[0] == "attr" and ref[1] == ("name", self_name):
+    if self_name and is_attr(ref) and ref[1] == ("name", self_name):
         return ref[2]
     return None
 
@@ -123,17 +125,17 @@ def guards_in_use(fn) -> tuple[Guard, ...]:
                 kept.append(g)
         elif _covers(probed, g):
             kept.append(g)
-        elif test[0] == "attr" and test[1] == self_ref and self_ref is not None:
+        elif is_attr(test) and test[1] == self_ref and self_ref is not None:
             if _covers(calls, g) or _covers(stores, g):
                 kept.append(g)
         elif test[0] in ("attr", "call") and _covers(calls, g):
             if receivers is None:
-                member_calls = [c for c in fn.calls if c.func[0] == "attr"]
+                member_calls = [c for c in fn.calls if is_attr(c.func)]
                 member_calls.sort(key=_line)
                 receivers = ([c.line for c in member_calls], [c.func[1] for c in member_calls])
             if _gates_its_own_call(receivers, test, g):
                 kept.append(g)
-        elif test[0] == "name" and _covers(stores, g):
+        elif is_name(test) and _covers(stores, g):
             kept.append(g)
     return tuple(kept)
 
@@ -145,9 +147,9 @@ def _covers(lines: list[int], g: Guard) -> bool:
 
 def gate_subject(test: tuple) -> tuple[tuple, str] | None:
     """(the object, the member) of a test that asks an object itself: `x.flag`, `x.supports()`."""
-    if test[0] == "call" and test[1] is not None and test[1][0] == "attr":
+    if is_call(test) and test[1] is not None and is_attr(test[1]):
         test = test[1]
-    if test[0] == "attr" and test[1] is not None:
+    if is_attr(test) and test[1] is not None:
         return test[1], test[2]
     return None
 
@@ -161,7 +163,7 @@ def same_object(a: tuple | None, b: tuple | None) -> bool:
 def _unplaced(ref):
     if type(ref) is not tuple:
         return ref
-    if ref and ref[0] == "call":
+    if ref and is_call(ref):
         return ("call", _unplaced(ref[1]))
     return tuple(_unplaced(r) for r in ref)
 
@@ -190,4 +192,4 @@ def _line(call) -> int:
 
 
 def _has_call(ref) -> bool:
-    return type(ref) is tuple and bool(ref) and (ref[0] == "call" or any(_has_call(r) for r in ref[1:]))
+    return type(ref) is tuple and bool(ref) and (is_call(ref) or any(_has_call(r) for r in ref[1:]))

@@ -30,6 +30,7 @@ from .findings import Evidence
 from .function_text import FunctionText
 from .index import TreeIndex
 from .reaching import bind_arguments
+from .refs import is_attr, is_name, is_sub
 from .registries import Registries
 from .resolve import Resolver, Scope, describe_type
 from .summary import EXPRESSIONS, KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, dotted_ref
@@ -193,7 +194,7 @@ class PassedValues:
         if kind == _LAMBDA:  # a callable: what calling it gives, read where it was written
             got = self.value(ref[1], scope, steps + 1, visiting)
             return None if got is None else ({("ret", k): e for k, e in got[0].items()}, got[1])
-        if kind == "attr" and ref[1] is not None and ref[1][0] == "name":
+        if kind == "attr" and ref[1] is not None and is_name(ref[1]):
             base = self._value(ref[1], scope, steps + 1, visiting)
             names = external(base[0]) if base is not None else []
             if names:  # `module.Loader` of a module loaded from outside: outside too
@@ -208,7 +209,7 @@ class PassedValues:
         func = ref[1]
         if func is None or scope.fn is None or dotted_ref(func) not in self._IMPORTERS:
             return None
-        if func[0] == "name" and func[1] == "import_module" and not any(
+        if is_name(func) and func[1] == "import_module" and not any(
                 i.local == "import_module" and i.module == "importlib"
                 for i in self.index.modules[scope.module].summary.imports):
             return None
@@ -269,7 +270,7 @@ class PassedValues:
     def _table(self, base: tuple | None, scope: Scope, steps: int):
         """What `TABLE[k]` can be: every value the tree puts into the module-level `TABLE`
         (registries.py); None where that is unknown."""
-        if base is None or base[0] != "name" or scope.fn is None or any(p.name == base[1] for p in scope.fn.params) \
+        if base is None or not is_name(base) or scope.fn is None or any(p.name == base[1] for p in scope.fn.params) \
                 or (scope.fn.name != "<module>" and base[1] in scope.fn.locals):
             return None
         qual = self.registries.qualify(scope.module, base[1])
@@ -360,18 +361,18 @@ class PassedValues:
         if func is None:
             return None
         fn = scope.fn
-        if func[0] == "attr" and scope.cls and fn.params and func[1] == ("name", fn.params[0].name) \
+        if is_attr(func) and scope.cls and fn.params and func[1] == ("name", fn.params[0].name) \
                 and fn.kind == "method":
             return self._self_method_returns(scope.cls, func[2], steps)
-        if func[0] == "name":
+        if is_name(func):
             got = self._name(func[1], scope, steps, visiting)
             if got is not None and got[0] and all(isinstance(k, tuple) and k[0] in _CALLABLE for k in got[0]):
                 return self._called(got, steps)
             if got is not None and not got[0]:
                 return {}, got[1]  # only `None` was handed over: nothing is built from it here
-        if func[0] == "sub":
+        if is_sub(func):
             return self._called(self._table(func[1], scope, steps), steps)
-        if func[0] == "attr" and func[2] == "get" and func[1] is not None and func[1][0] == "name":
+        if is_attr(func) and func[2] == "get" and func[1] is not None and is_name(func[1]):
             got = self._table(func[1], scope, steps)
             if got is not None:
                 node = self.text.call_node(scope, ref[2], ref[3]) if scope.fn is not None else None
@@ -383,7 +384,7 @@ class PassedValues:
                         return None
                     _merge(got[0], more[0])
                 return got
-        if func[0] == "attr":
+        if is_attr(func):
             base = self.resolver.resolve(func[1], scope)
             if base.types and all(isinstance(t, tuple) and t[0] == "mod" for t in base.types):
                 quals = {getattr(self.index.resolve_name(t[1], func[2]), "qual", None) for t in base.types}
@@ -666,7 +667,7 @@ class PassedValues:
         given, not also `Hybrid`."""
         fn = scope.fn
         params = frozenset(p.name for p in fn.params)
-        names = {r[1] for r in (*args, *[v for _, v in kwargs]) if r is not None and r[0] == "name"
+        names = {r[1] for r in (*args, *[v for _, v in kwargs]) if r is not None and is_name(r)
                  and r[1] in fn.locals and (len(fn.locals[r[1]]) > 1 or r[1] in params)}
         walker = self.text.walker(scope) if names else None
         if walker is None:

@@ -30,6 +30,8 @@ import ast
 from bisect import bisect_left
 from collections.abc import Callable
 
+from .refs import is_getattr, is_name
+
 State = dict  # name -> frozenset of the values that may reach here; None: the point is unreachable
 _NOTHING: frozenset = frozenset()
 _NO_GETATTR = frozenset((None,))
@@ -50,7 +52,7 @@ def bind_local_calls(calls: list, body: list[ast.stmt], hooks: set[str],
     """`calls` with each call of a local in `hooks` (names some `getattr` binds) replaced by one
     call per `getattr` binding that reaches it (`func` becomes that `("getattr", recv, name)`),
     or dropped when none does. `value_of(value, annotation)` is the ref the walk binds a name to."""
-    names = {c.func[1] for c in calls if c.func[0] == "name" and c.func[1] in hooks}
+    names = {c.func[1] for c in calls if is_name(c.func) and c.func[1] in hooks}
     if not names:
         return calls
     reach = _Reaching(names, lambda target, value, annotation: value_of(value, annotation)
@@ -58,11 +60,11 @@ def bind_local_calls(calls: list, body: list[ast.stmt], hooks: set[str],
     reach.block(body, {})
     out = []
     for call in calls:
-        hit = reach.found.get((call.line, call.col)) if call.func[0] == "name" else None
+        hit = reach.found.get((call.line, call.col)) if is_name(call.func) else None
         if hit is None or hit[0] != call.func[1] or hit[0] in reach.untracked:
             out.append(call)
             continue
-        for value in sorted((v for v in hit[1] if v is not None and v[0] == "getattr"), key=repr):
+        for value in sorted((v for v in hit[1] if v is not None and is_getattr(v)), key=repr):
             out.append(call._replace(func=value))
     return out
 
@@ -101,7 +103,7 @@ def bind_arguments(body: list[ast.stmt], calls: list[tuple[ast.Call, tuple, tupl
 
 def _reached(reach: _Reaching, node: ast.expr, ref: tuple | None, params: frozenset[str],
              value_at: dict, received) -> tuple | None:
-    if ref is None or ref[0] != "name" or ref[1] not in reach.names or type(node) is not ast.Name:
+    if ref is None or not is_name(ref) or ref[1] not in reach.names or type(node) is not ast.Name:
         return ref
     hit = reach.found.get((node.lineno, node.col_offset))
     if hit is None or ref[1] in reach.untracked:

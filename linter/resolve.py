@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from .findings import Evidence
 from .index import TreeIndex
+from .refs import is_attr
 from .summary import FunctionInfo, declared_only
 
 EMPTY: frozenset = frozenset()
@@ -304,7 +305,7 @@ class Resolver:
         return _ABSENT
 
     def _call(self, ref: tuple, scope: Scope, depth: int, visiting: frozenset) -> Resolution:
-        if ref[1] is not None and ref[1][0] == "attr":
+        if ref[1] is not None and is_attr(ref[1]):
             bound = self._classmethod_call(ref[1], scope, depth, visiting)
             if bound is not None:
                 return bound

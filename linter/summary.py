@@ -28,6 +28,7 @@ from .deepstack import call_deep
 from .guards import OPAQUE, Guard, exits, falsy_defaults, guards_in_use, split_both, split_test
 from .platforms import add_platform_gates, test_platform
 from .reaching import bind_arguments, bind_local_calls
+from .refs import is_attr, is_call, is_getattr, is_name
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
 SUMMARY_VERSION = 35
@@ -541,7 +542,7 @@ class _FunctionWalker(ast.NodeVisitor):
             bound = self.bound[target] = ("type", annotation) if annotation else value
             if bound is not None:
                 self.locals.setdefault(target.id, []).append(bound)
-                if value is not None and value[0] == "getattr" and not annotation:
+                if value is not None and is_getattr(value) and not annotation:
                     self.hooks.add(target.id)
         elif (attr := self._own_attr(target)) is not None:
             self.self_attrs.setdefault(attr, []).append((value, annotation, line))
@@ -995,7 +996,7 @@ class _FunctionWalker(ast.NodeVisitor):
         else:
             if ftype is ast.Call:
                 inner = self.ref(func)
-                if inner and inner[0] == "getattr":
+                if inner and is_getattr(inner):
                     callee = inner
             elif ftype is ast.Subscript and type(func.value) is ast.Name:
                 self.note_value(func.value, any_name=True)  # `TABLE[k](...)`: what it holds is built
@@ -1067,7 +1068,7 @@ class _FunctionWalker(ast.NodeVisitor):
                 handler(self, a)
         if handed is not None:
             to = None
-            if callee is not None and callee[0] != "getattr":
+            if callee is not None and not is_getattr(callee):
                 to = dotted(func)
                 if to is None and constructed == ("super",):
                     to = f"super():{node.lineno}"  # a part of this very class (model_reach reads the line)
@@ -1149,7 +1150,7 @@ def _passes_construction(args: list, keywords: list) -> bool:
 
 def _names_a_class(values: list | None) -> bool:
     """A local bound to a CamelCase name (`cls = HybridBackend`): calling it constructs."""
-    return bool(values) and any(v and v[0] == "name" and class_like(v[1]) for v in values)
+    return bool(values) and any(v and is_name(v) and class_like(v[1]) for v in values)
 
 
 def _callee_name(func: ast.expr) -> str:
@@ -1185,7 +1186,7 @@ def _constructions_bound(walker: _FunctionWalker, body: list[ast.stmt]) -> tuple
     `b = Split(b)` then `b = Hybrid(b)` never builds `Split` around `Hybrid`."""
     local, params = walker.locals, walker.params
     names = {r[1] for _, args, kwargs, _ in walker.constructions for r in (*args, *[v for _, v in kwargs])
-             if r is not None and r[0] == "name" and r[1] in local and (len(local[r[1]]) > 1 or r[1] in params)}
+             if r is not None and is_name(r) and r[1] in local and (len(local[r[1]]) > 1 or r[1] in params)}
     if not names:
         return tuple(walker.constructions)
     calls = [(node, c[1], c[2]) for node, c in zip(walker.construction_calls, walker.constructions)]
@@ -1418,8 +1419,8 @@ def _probed_reads(walker: _FunctionWalker) -> tuple[Read, ...]:
     accessors = set()  # `get_backend` where `get_backend()` (or a local bound to it) is probed
     for r in probed:
         if r is not None:
-            for v in (walker.locals.get(r[1], ()) if r[0] == "name" else (r,)):
-                if v and v[0] == "call" and v[1] is not None:
+            for v in (walker.locals.get(r[1], ()) if is_name(r) else (r,)):
+                if v and is_call(v) and v[1] is not None:
                     accessors.add(v[1])
     out = []
     for node in walker.reads:
@@ -1670,16 +1671,16 @@ def root_name(ref: tuple | None) -> str | None:
     """The name an expression starts from (`self` in `self.a.b()[0]`), if any."""
     while ref is not None and ref[0] in ("attr", "call", "sub", "getattr", "iter"):
         ref = ref[1]
-    return ref[1] if ref is not None and ref[0] == "name" else None
+    return ref[1] if ref is not None and is_name(ref) else None
 
 
 def dotted_ref(ref: tuple | None) -> str | None:
     """`a.b.c` of a name or attribute ref (what `dotted` is for a node); None for anything else."""
     parts = []
-    while ref is not None and ref[0] == "attr":
+    while ref is not None and is_attr(ref):
         parts.append(ref[2])
         ref = ref[1]
-    if ref is None or ref[0] != "name":
+    if ref is None or not is_name(ref):
         return None
     return ".".join([ref[1], *reversed(parts)])
 
@@ -1699,7 +1700,7 @@ def member_target(fn: FunctionInfo, func: tuple) -> tuple | None:
         return (func[1], func[2], "getattr")
     if kind == "name":
         for value in fn.locals.get(func[1], ()):
-            if value and value[0] == "getattr":
+            if value and is_getattr(value):
                 return (value[1], value[2], "getattr")
     return None
 
@@ -1736,7 +1737,7 @@ def _prune(fn: FunctionInfo, module_names: set[str], keep_all_locals: bool = Fal
     # A plain name's call is here only if the name is a local (_call_sites dropped the others).
     kept = []
     for call in fn.calls:
-        if call.func[0] == "name" or root_name(call.func) not in module_names:
+        if is_name(call.func) or root_name(call.func) not in module_names:
             kept.append(call)
     fn.calls = tuple(kept)
     if fn.guards:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..linter.confidence import Pairing
 from ..linter.findings import Evidence, Finding, Reason, details_of
+from ..linter.refs import is_attr, is_call, is_name
 from ..linter.resolve import Resolution
 from ..linter.signature import CallShape, bind_error, bound_params, format_signature
 from ..linter.summary import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
@@ -473,7 +474,7 @@ class Runner:
         memo: dict[tuple[str, str], list] = {}
         for member in sorted(ctx.member_calls):
             for site, call, (recv, _, how) in ctx.member_calls[member]:
-                if recv is None or recv[0] != "attr" or recv[1] is None or recv[1][0] != "name" \
+                if recv is None or not is_attr(recv) or recv[1] is None or not is_name(recv[1]) \
                         or how != "call" or site.cls is None or call.star or call.double_star:
                     continue  # (the receiver's shape first: the cheapest test)
                 fn = site.fn
@@ -721,7 +722,7 @@ class Runner:
             Evidence(be.file.display, base_fn.line, f"`{b}.{format_signature(base_fn)}` declares {names}"),
         ]
         evidence.extend(Evidence(entry.file.display, c.line, f"`{w}.{name}` forwards `{name}` to a delegate")
-                        for c in fn.calls[:1] if c.func and c.func[0] == "attr" and c.func[2] == name)
+                        for c in fn.calls[:1] if c.func and is_attr(c.func) and c.func[2] == name)
         for d in wrapper.delegates:
             evidence.extend(replace(e, supporting=True) for e in d.evidence[-1:])
         message = (f"`{w}.{name}` drops {names}, which `{b}.{name}` declares for it and for the delegates it "
@@ -858,10 +859,10 @@ def _built_by_name(index, qual: str, attr: str) -> bool:
         if c not in index.classes:
             return False
         for _, (value, _, _) in index.assignments(c).get(attr, ()):
-            if value is None or value[0] != "call" or value[1] is None:
+            if value is None or not is_call(value) or value[1] is None:
                 return False
             callee = value[1]
-            name = callee[1] if callee[0] == "name" else callee[2] if callee[0] == "attr" else ""
+            name = callee[1] if is_name(callee) else callee[2] if is_attr(callee) else ""
             if not name.rpartition(".")[2][:1].isupper():
                 return False
             n += 1
@@ -916,5 +917,5 @@ def _latent_unless_built(ctx: Context, finding: Finding, rejecting: list) -> Fin
 
 def _on_self(ref: tuple, self_name: str) -> bool:
     """`self` itself or `super()`: a call the class makes on its own hierarchy, not on a held object."""
-    return (ref[0] == "name" and ref[1] == self_name) or (
-        ref[0] == "call" and ref[1] is not None and ref[1][0] == "name" and ref[1][1] == "super")
+    return (is_name(ref) and ref[1] == self_name) or (
+        is_call(ref) and ref[1] is not None and is_name(ref[1]) and ref[1][1] == "super")

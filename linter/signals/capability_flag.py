@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from ..confidence import Pairing, Signal
 from ..findings import Reason, short
 from ..guards import dominating, self_flag
+from ..refs import is_attr, is_name
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -102,7 +103,7 @@ def _kept_from(ctx: Context, classes: frozenset[str], flag: str) -> tuple | None
         for method, (value, _, line) in index.assignments(cls).get(flag, ()):
             if value is None and (flag, line) in method.falsy_stores:
                 continue
-            if value is None or value[0] != "attr":
+            if value is None or not is_attr(value):
                 return None
             obj = _written_out(ctx, classes, cls, method, value[1], 0)
             if obj is None or (source is not None and source[:2] != (obj, value[2])):
@@ -174,7 +175,7 @@ def _kept_parameter(ctx: Context, classes: frozenset[str], owner: str, fn, param
             if cls not in index.classes:
                 continue
             for method, (value, _, _) in index.assignments(cls).get(attr, ()):
-                if not (value and value[0] == "name" and any(q.name == value[1] for q in method.params)):
+                if not (value and is_name(value) and any(q.name == value[1] for q in method.params)):
                     return None
         return attr
     if fn.name != "__init__" or depth > _MAX_DEPTH:

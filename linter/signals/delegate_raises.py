@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from ..confidence import Pairing, Signal
 from ..findings import Reason, short
+from ..refs import is_call, is_name
 from ..resolve import Scope
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ def _refused_through(ctx: Context, wrapper: str, impl: str, member: str):
         if not stores:
             return None
         for c, method, value, line in stores:
-            if value is None or value[0] != "call":
+            if value is None or not is_call(value):
                 return None
             scope = Scope(index.classes[c].module, c, method)
             node = ctx.tree.text.call_node(scope, value[2], value[3])
@@ -141,7 +142,7 @@ def _stored_from(ctx: Context, impl: str, attr: str) -> str | None:
         given = dict(kwargs).get(used[0])
         if given is None and used[0] in params and params.index(used[0]) < len(args):
             given = args[params.index(used[0])]
-        if given and given[0] == "name" and given[1] in names:
+        if given and is_name(given) and given[1] in names:
             return given[1]
         return None
     return None

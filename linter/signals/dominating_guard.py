@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from ..confidence import Pairing, Signal
 from ..findings import Reason, short
 from ..guards import dominating, self_flag
+from ..refs import is_name
 from ..resolve import Scope
 
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ def _decide(ctx: Context, wrapper: str, site_cls: str, attr: str, tested: dict[s
             continue
         for flag in tested:
             for method, (value, _, _) in index.assignments(c).get(flag, ()):
-                if not (value and value[0] == "name" and any(q.name == value[1] for q in method.params)):
+                if not (value and is_name(value) and any(q.name == value[1] for q in method.params)):
                     flags_stored_from_params[flag] = False
         ca = entry.info.attrs.get(attr)
         if ca is not None and ca.value is not None:
@@ -129,11 +130,11 @@ def _decided(method, line: int, tested: dict[str, bool]) -> tuple[str, bool] | N
     stored = {}  # parameter -> the flag it is stored as
     for flag in tested:
         for value, _, _ in method.self_attrs.get(flag, ()):
-            if value and value[0] == "name":
+            if value and is_name(value):
                 stored[value[1]] = flag
     for ref, positive in dominating(method.guards, line):
         flag = self_flag(ref, self_name)
-        if flag is None and ref[0] == "name":
+        if flag is None and is_name(ref):
             flag = stored.get(ref[1])
         if flag in tested and tested[flag] != positive:
             return flag, tested[flag]
@@ -150,11 +151,11 @@ def _never_together(ctx: Context, cls: str, method, line: int, tested: dict[str,
         return set()
     falsy = set(method.falsy_defaults)
     needs = {ref[1] for ref, positive in dominating(method.guards, line)
-             if positive and ref[0] == "name" and ref[1] in falsy}
+             if positive and is_name(ref) and ref[1] in falsy}
     stored = {}
     for flag, positive in tested.items():
         for value, _, _ in method.self_attrs.get(flag, ()):
-            if positive and value and value[0] == "name" and value[1] in falsy:
+            if positive and value and is_name(value) and value[1] in falsy:
                 stored[flag] = value[1]
     if not needs or not stored:
         return set()

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..confidence import Pairing, Signal
 from ..facts import scopes_of
 from ..findings import Reason, short
+from ..refs import is_attr, is_name
 from ..summary import KEY_SEP, class_like
 
 if TYPE_CHECKING:
@@ -167,7 +168,7 @@ class _Reach:
                 return None  # also built through a variable the tree does not follow
             for scope, c in self.constructions(holder):
                 callee = c[0]
-                if callee[0] != "name" or "." in callee[1]:
+                if not is_name(callee) or "." in callee[1]:
                     return None
                 sites.append((scope.module, scope.cls, scope.fn,
                               [g[1] for g in scope.fn.gates if len(g) == 2 and g[0] == callee[1]]))
@@ -216,7 +217,7 @@ class _Reach:
                 _value_names(v, names)
             if name in names:
                 holders.add(local)
-        return sorted({c.line for c in fn.calls if c.func[0] == "name" and c.func[1] in holders})
+        return sorted({c.line for c in fn.calls if is_name(c.func) and c.func[1] in holders})
 
     def _guards(self, module, cls, fn, line, depth, seen) -> list | None:
         path = self.index.modules[module].file.display
@@ -357,7 +358,7 @@ class _Reach:
         """Plain names a collection-changing method is called on anywhere (`ARCHS.add(x)`)."""
         calls = self.ctx.member_calls
         return frozenset(receiver[1] for member in _MUTATORS for _, _, (receiver, _, _) in calls.get(member, ())
-                         if receiver and receiver[0] == "name")
+                         if receiver and is_name(receiver))
 
     @cached_property
     def named_by_strings(self) -> frozenset[str]:
@@ -591,7 +592,7 @@ def _module_tables(module: str, summary) -> tuple:
             if len(g) == 2:
                 named.setdefault(g[0], []).append((module, cqual, fn, g[1]))
         if fn.name != "<module>":
-            called = {c.func[1] for c in fn.calls if c.func[0] == "name"}
+            called = {c.func[1] for c in fn.calls if is_name(c.func)}
             for local, values in fn.locals.items():
                 names: set[str] = set()
                 for v in values:
@@ -621,7 +622,7 @@ def _module_tables(module: str, summary) -> tuple:
     for cname, cinfo in summary.classes.items():
         for attr_name, attr in cinfo.attrs.items():
             value = attr.value
-            if value and (value[0] == "name" or value[0] == "union"):
+            if value and (is_name(value) or value[0] == "union"):
                 names: set[str] = set()
                 _value_names(value, names)
                 for n in names:
@@ -652,7 +653,7 @@ def _module_tables(module: str, summary) -> tuple:
     for gname, values in summary.globals.items():
         classes = {v[1] for value in values
                    for v in (value[1] if value and value[0] == "seq" else (value,))
-                   if v and v[0] == "name"}
+                   if v and is_name(v)}
         if classes:
             globals_[gname] = classes
     return (named, frozenset(escaped), via_local, globals_, frozenset(imp.local for imp in summary.imports),
@@ -666,7 +667,7 @@ def _value_names(ref, out: set[str], depth: int = 0) -> None:
     """Names an expression's value may be (`A if x else B`, `[A, B]`), not what it calls."""
     if not ref or depth > 6:
         return
-    if ref[0] == "name":
+    if is_name(ref):
         out.add(ref[1])
     elif ref[0] in ("union", "seq"):
         for item in ref[1]:
@@ -678,10 +679,10 @@ def _mentioned(ref, out: set[str], depth: int = 0) -> None:
     callee of `f()`; a call's arguments are not in the ref: summary.name_values has those)."""
     if not ref or depth > 8 or type(ref) is not tuple:
         return
-    if ref[0] == "name":
+    if is_name(ref):
         out.add(ref[1])
         return
-    if ref[0] == "attr" and type(ref[2]) is str:
+    if is_attr(ref) and type(ref[2]) is str:
         out.add(ref[2])  # `mod.POOLS`
     for part in ref[1:]:
         if type(part) is tuple:

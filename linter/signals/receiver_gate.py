@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from ..confidence import Pairing, Signal
 from ..findings import Reason, short
 from ..guards import dominating, gate_subject, same_object
+from ..refs import is_call
 from ..resolve import Scope
 
 if TYPE_CHECKING:
@@ -40,13 +41,13 @@ class ReceiverGate(Signal):
             subject = gate_subject(test) if positive else None
             if subject is None or not same_object(subject[0], p.receiver):
                 continue
-            key = (p.wrapper, subject[1], test[0] == "call")
+            key = (p.wrapper, subject[1], is_call(test))
             if key not in memo:
-                memo[key] = _false_answer(ctx, p.wrapper, subject[1], called=test[0] == "call")
+                memo[key] = _false_answer(ctx, p.wrapper, subject[1], called=is_call(test))
             answer = memo[key]
             if answer is not None:
                 owner, path, line = answer
-                call = "()" if test[0] == "call" else ""
+                call = "()" if is_call(test) else ""
                 return Reason(self.name, "lower", site.path, p.line,
                               f"runs only where the object's `{subject[1]}{call}` holds; on `{short(p.wrapper)}` "
                               f"it is `{short(owner)}.{subject[1]}`, a false constant ({path}:{line})")

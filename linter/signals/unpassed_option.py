@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..confidence import Pairing, Signal
 from ..findings import Reason
+from ..refs import is_attr, is_name
 from ..summary import VAR_KEYWORD, VAR_POSITIONAL
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def _attrs_holding(ctx: Context, p: Pairing) -> list[str]:
     whose classes include the implementation."""
     site = p.site
     recv = p.receiver
-    if p.kind == "call" and site.cls == p.wrapper and recv is not None and recv[0] == "attr" \
+    if p.kind == "call" and site.cls == p.wrapper and recv is not None and is_attr(recv) \
             and site.fn.params and recv[1] == ("name", site.fn.params[0].name):
         return [recv[2]]
     model = ctx.model
@@ -84,7 +85,7 @@ def _unpassed(ctx: Context, qual: str, attr: str) -> tuple[FunctionInfo, Param, 
         return None
     owner, init, value = stores[0]
     if any(m is not init or v != value for _, m, v in stores) or init.name != "__init__" \
-            or value is None or value[0] != "name":
+            or value is None or not is_name(value):
         return None
     position = next((i for i, prm in enumerate(init.params) if prm.name == value[1]), None)
     if position is None or position == 0:

@@ -52,6 +52,7 @@ from ..facts import Site, scopes_of
 from ..findings import Reason, short
 from ..guards import deciding
 from ..holding_tests import kind_tests_at
+from ..refs import is_attr, is_call, is_name
 from ..resolve import Scope
 
 if TYPE_CHECKING:
@@ -105,9 +106,9 @@ def _object_keys(fn, ref: tuple | None) -> set:
     (`get_backend()` directly or through a local bound to it): one accessor, one installed object."""
     if ref is None:
         return set()
-    values = fn.locals.get(ref[1], ()) if ref[0] == "name" else (ref,)
-    keys = {("accessor", v[1]) for v in values if v and v[0] == "call" and v[1] is not None}
-    if ref[0] != "call":
+    values = fn.locals.get(ref[1], ()) if is_name(ref) else (ref,)
+    keys = {("accessor", v[1]) for v in values if v and is_call(v) and v[1] is not None}
+    if not is_call(ref):
         keys.add(ref)
     return keys
 
@@ -301,12 +302,12 @@ class _Consumers:
         local bound only to one."""
         if ref is None or depth > 2:
             return None
-        if ref[0] == "name" and ref[1] in site.fn.locals:
+        if is_name(ref) and ref[1] in site.fn.locals:
             found = {self._accessor_of(site, v, depth + 1) for v in site.fn.locals[ref[1]]}
             return found.pop() if len(found) == 1 else None
-        if ref[0] == "attr" and depth == 0 or ref[0] == "attr" and ref[1] and ref[1][0] != "name":
+        if is_attr(ref) and depth == 0 or is_attr(ref) and ref[1] and not is_name(ref[1]):
             return self._slot_of(site, ref)
-        if ref[0] != "call" or not ref[1] or ref[1][0] != "name":
+        if not is_call(ref) or not ref[1] or not is_name(ref[1]):
             return None
         sym = self.index.resolve_name(site.module, ref[1][1])
         if sym is None or sym.kind != "function":
@@ -358,7 +359,7 @@ class _Consumers:
         mod = self.index.modules.get(module)
         fn = mod.summary.functions.get(name) if mod else None
         if fn is None or fn.params or not fn.return_values or not all(
-                v and (v[0] == "attr" or (v[0] == "name" and v[1] not in fn.locals)) for v in fn.return_values):
+                v and (is_attr(v) or (is_name(v) and v[1] not in fn.locals)) for v in fn.return_values):
             return None
         res = self.ctx.resolver.resolve(("call", ("name", name), fn.line, 0), Scope(module, None, mod.summary.toplevel))
         types = tuple(sorted(t for t in res.instances() if self.index.subclasses.get(t)))

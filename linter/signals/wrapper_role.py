@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from ..confidence import Pairing, Signal
 from ..facts import mentions_self_attr
 from ..findings import Evidence, Reason
+from ..refs import is_attr, is_call, is_name
 from ..summary import declared_only, is_abstract, member_target
 
 if TYPE_CHECKING:
@@ -129,9 +130,9 @@ class _Roles:
         hit = mentions_self_attr(ref, fn, me, attrs)
         if hit:
             return {hit}
-        if ref[0] == "name":
+        if is_name(ref):
             return {a for v in fn.locals.get(ref[1], ()) for a in self._delegates_in(wq, fn, v, attrs, depth + 1)}
-        if ref[0] == "call" and ref[1] and ref[1][0] == "attr" and ref[1][1] == ("name", me):
+        if is_call(ref) and ref[1] and is_attr(ref[1]) and ref[1][1] == ("name", me):
             helper = self.index.method(wq, ref[1][2])
             if helper is not None and helper.fn.params:
                 return {a for v in helper.fn.return_values
@@ -190,9 +191,9 @@ def _reads(ref, fn: FunctionInfo, me: str, names, depth: int = 0) -> bool:
     """The expression reads `self.<n>` for some `n` in `names` somewhere in it (through locals)."""
     if not isinstance(ref, tuple) or depth > 8:
         return False
-    if len(ref) == 3 and ref[0] == "attr" and ref[1] == ("name", me) and ref[2] in names:
+    if len(ref) == 3 and is_attr(ref) and ref[1] == ("name", me) and ref[2] in names:
         return True
-    if len(ref) == 2 and ref[0] == "name" and isinstance(ref[1], str):
+    if len(ref) == 2 and is_name(ref) and isinstance(ref[1], str):
         return any(_reads(v, fn, me, names, depth + 1) for v in fn.locals.get(ref[1], ()))
     return any(_reads(part, fn, me, names, depth + 1) for part in ref[1:])
 
@@ -201,9 +202,9 @@ def _held(ref, fn: FunctionInfo, me: str, depth: int = 0) -> bool:
     """The expression is an attribute of `self` (`self.pool`, or a local bound to one)."""
     if ref is None or depth > 4:
         return False
-    if ref[0] == "attr" and ref[1] == ("name", me):
+    if is_attr(ref) and ref[1] == ("name", me):
         return True
-    if ref[0] == "name" and ref[1] != me:
+    if is_name(ref) and ref[1] != me:
         return any(_held(v, fn, me, depth + 1) for v in fn.locals.get(ref[1], ()))
     return False
 
@@ -214,12 +215,12 @@ def _computed_without(ref, fn: FunctionInfo, me: str, names, depth: int = 0) -> 
     kernel function it holds. Not a parameter handed back."""
     if ref is None or depth > 4 or _reads(ref, fn, me, names):
         return False
-    if ref[0] == "call":
+    if is_call(ref):
         func = ref[1]
         # `self.pool.get(...)`: a method of an object it holds is that object's work (a delegate
         # the model did not see as one), not the method's own.
-        return func is not None and not (func[0] == "attr" and _held(func[1], fn, me))
-    if ref[0] == "name" and ref[1] in fn.locals and ref[1] != me:
+        return func is not None and not (is_attr(func) and _held(func[1], fn, me))
+    if is_name(ref) and ref[1] in fn.locals and ref[1] != me:
         values = fn.locals[ref[1]]
         return bool(values) and all(_computed_without(v, fn, me, names, depth + 1) for v in values)
     if ref[0] in ("attr", "sub"):

@@ -1,0 +1,72 @@
+"""Expression references: what the per-file pass records of an expression, and the only module that
+knows their shapes.
+
+A ref is a small tuple, kept as a tuple in summaries and on the wire (the cache format is free to
+stay); modules build and read refs through the functions here, never by position:
+
+    ("name", id)                      a name: `backend`
+    ("attr", base, attr)              an attribute: `self.full_attn_backend`
+    ("getattr", base, attr)           `getattr(base, "attr", ...)` with a literal name
+    ("call", func, line, col)         a call of `func`, where it is made
+    ("sub", base)                     a subscript: `self.backends[i]`
+    ("seq", items)                    a list, tuple or set display
+    ("union", items)                  `a if c else b`, `a or b`
+    ("type", type_ref)                `cast(T, x)`: the type it says
+"""
+
+from __future__ import annotations
+
+# --- constructors -------------------------------------------------------------------------------
+
+
+def name(identifier: str) -> tuple:
+    return ("name", identifier)
+
+
+def attr(base: tuple, attribute: str) -> tuple:
+    return ("attr", base, attribute)
+
+
+def getattr_of(base: tuple, attribute: str) -> tuple:
+    return ("getattr", base, attribute)
+
+
+def call(func: tuple | None, line: int, col: int) -> tuple:
+    return ("call", func, line, col)
+
+
+def sub(base: tuple) -> tuple:
+    return ("sub", base)
+
+
+# --- readers ------------------------------------------------------------------------------------
+
+
+def is_name(ref) -> bool:
+    """`ref` is a name (`("name", id)`); None is no ref."""
+    return ref is not None and ref[0] == "name"
+
+
+def is_attr(ref) -> bool:
+    """`ref` is an attribute (`("attr", base, attr)`)."""
+    return ref is not None and ref[0] == "attr"
+
+
+def is_getattr(ref) -> bool:
+    """`ref` is `getattr(base, "attr", ...)` with a literal name."""
+    return ref is not None and ref[0] == "getattr"
+
+
+def is_call(ref) -> bool:
+    """`ref` is a call (`("call", func, line, col)`)."""
+    return ref is not None and ref[0] == "call"
+
+
+def is_sub(ref) -> bool:
+    """`ref` is a subscript (`("sub", base)`)."""
+    return ref is not None and ref[0] == "sub"
+
+
+def is_self(ref, self_name: str | None) -> bool:
+    """`ref` is the name the method's first parameter binds (`self`, whatever it is called)."""
+    return self_name is not None and ref == ("name", self_name)

@@ -1,0 +1,38 @@
+"""Expression refs are read through linter/refs.py, not by position (issue 39: 161 `x[0] == "tag"`
+comparisons in 24 files). The tags moved so far: a `ref[0] == "name"` (or "attr", "call",
+"getattr", "sub") anywhere but refs.py and the codec fails this test. The other tag families
+(resolver types, type refs, `seq`, `union`) are still read in place: issue 39 goes on."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MOVED = ("name", "attr", "call", "getattr", "sub")
+ALLOWED = {"linter/refs.py", "linter/codec.py"}
+PATTERN = re.compile(r"\[0\]\s*(?:==|!=)\s*[\"'](" + "|".join(MOVED) + r")[\"']")
+
+
+def _positional_reads(root: Path) -> list[str]:
+    out = []
+    for pkg in ("linter", "rules"):
+        for path in sorted((root / pkg).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            if rel in ALLOWED:
+                continue
+            for n, line in enumerate(path.read_text().splitlines(), 1):
+                if PATTERN.search(line):
+                    out.append(f"{rel}:{n}: {line.strip()}")
+    return out
+
+
+def test_moved_tags_are_read_through_refs_only():
+    assert _positional_reads(ROOT) == []
+
+
+def test_the_scan_sees_a_positional_read(tmp_path):
+    (tmp_path / "linter").mkdir()
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "linter" / "x.py").write_text('def f(ref):\n    return ref[0] == "attr"\n')
+    assert len(_positional_reads(tmp_path)) == 1
