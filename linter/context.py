@@ -15,7 +15,7 @@ from .findings import Evidence
 from .holding_tests import kind_tests_at
 from .index import TreeIndex
 from .passes import TreeModel, run_passes
-from .refs import is_name
+from .refs import is_name, is_self
 from .resolve import NOTHING, Resolution, Resolver
 from .summary import CallSite, Probe
 from .uses import Reached, Use
@@ -202,7 +202,7 @@ class Context:
         runs that very M: a class overriding M never reaches the probe.
         """
         if site is not None and site.cls and ref is not None and site.fn.params \
-                and ref == ("name", site.fn.params[0].name):
+                and is_self(ref, site.fn.params[0].name):
             hit = self.index.lookup(qual, site.fn.name)
             if hit is None or hit.owner != site.cls:
                 return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .refs import is_attr, is_name
+from .refs import is_attr, is_name, is_name_of, is_self
 from .resolve import Scope
 from .summary import CallSite, FunctionInfo, ModuleSummary, Probe, member_target, root_name
 
@@ -137,7 +137,7 @@ def _compute(module: str, path: str, summary: ModuleSummary) -> ModuleFacts:
             recv, member, how = target
             facts.member_calls.setdefault(member, []).append(entry)
             if how == "getattr" or (member, recv) in probed or (
-                    self_name is not None and recv == ("name", self_name) and member not in declared[cqual]):
+                    self_name is not None and is_self(recv, self_name) and member not in declared[cqual]):
                 facts.optional_candidates.append(entry)
             elif self_name is not None and mentions_self_attr(recv, fn, self_name, None):
                 facts.self_attr_calls.setdefault(cqual, []).append(entry)
@@ -182,7 +182,7 @@ def _self_attrs_in(ref, fn: FunctionInfo, self_name: str, out: set[str], depth: 
     if ref is None or depth > 6:
         return
     kind = ref[0]
-    if kind == "attr" and ref[1] == ("name", self_name):
+    if kind == "attr" and is_self(ref[1], self_name):
         out.add(ref[2])
     elif kind in ("iter", "sub", "getattr", "attr", "call"):
         _self_attrs_in(ref[1], fn, self_name, out, depth + 1, through_locals)
@@ -207,7 +207,7 @@ def steps_down(local: str, values: tuple) -> set[str]:
     for value in values:
         while isinstance(value, tuple) and value and value[0] == "union":
             value = value[1][0] if value[1] else None
-        if isinstance(value, tuple) and value and value[0] in ("attr", "getattr") and value[1] == ("name", local):
+        if isinstance(value, tuple) and value and value[0] in ("attr", "getattr") and is_name_of(value[1], local):
             out.add(value[2])
     return out
 
@@ -219,7 +219,7 @@ def mentions_self_attr(ref: tuple | None, fn: FunctionInfo, self_name: str, attr
     if ref is None or depth > 6:
         return None
     kind = ref[0]
-    if kind == "attr" and ref[1] == ("name", self_name) and (attrs is None or ref[2] in attrs):
+    if kind == "attr" and is_self(ref[1], self_name) and (attrs is None or ref[2] in attrs):
         return ref[2]
     if kind in ("iter", "sub", "getattr", "attr"):
         return mentions_self_attr(ref[1], fn, self_name, attrs, depth + 1) if kind != "attr" else None

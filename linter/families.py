@@ -18,7 +18,7 @@ from .facts import ModuleFacts, function_ref, mentions_self_attr
 from .findings import Evidence
 from .index import TreeIndex
 from .passed_values import PassedValues
-from .refs import is_attr, is_call, is_name
+from .refs import is_attr, is_call, is_name, is_self
 from .resolve import Resolution, Resolver, Scope, describe_type
 from .summary import KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, FunctionInfo, member_target, root_name
 
@@ -335,7 +335,7 @@ class FamilyModel:
             return True
         while is_name(ref) and len(fn.locals.get(ref[1], ())) == 1:
             ref = fn.locals[ref[1]][0]  # `backend = self._select_backend(mode)`
-        if depth >= 2 or not is_call(ref) or not ref[1] or not is_attr(ref[1]) or ref[1][1] != ("name", me):
+        if depth >= 2 or not is_call(ref) or not ref[1] or not is_attr(ref[1]) or not is_self(ref[1][1], me):
             return False
         found = self.index.method(site_cls, ref[1][2])
         if found is None or not found.fn.return_values or found.fn.kind != "method":
@@ -688,7 +688,7 @@ def _only_self_attrs(ref: tuple | None, fn: FunctionInfo, self_name: str, out: s
     if ref is None or depth > 6:
         return False
     kind = ref[0]
-    if kind == "attr" and ref[1] == ("name", self_name):
+    if kind == "attr" and is_self(ref[1], self_name):
         out.add(ref[2])
         return True
     if kind in ("sub", "iter"):

@@ -21,7 +21,7 @@ import ast
 from bisect import bisect_left
 from typing import NamedTuple
 
-from .refs import is_attr, is_call, is_name
+from .refs import is_attr, is_call, is_name, is_self
 
 
 class Guard(NamedTuple):
@@ -102,7 +102,7 @@ def deciding(guards: tuple[Guard, ...], line: int) -> set[Guard]:
 
 def self_flag(ref: tuple, self_name: str | None) -> str | None:
     """`self.<flag>` as the flag's name."""
-    if self_name and is_attr(ref) and ref[1] == ("name", self_name):
+    if self_name and is_attr(ref) and is_self(ref[1], self_name):
         return ref[2]
     return None
 

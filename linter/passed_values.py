@@ -30,7 +30,7 @@ from .findings import Evidence
 from .function_text import FunctionText
 from .index import TreeIndex
 from .reaching import bind_arguments
-from .refs import is_attr, is_name, is_sub
+from .refs import is_attr, is_name, is_self, is_sub
 from .registries import Registries
 from .resolve import Resolver, Scope, describe_type
 from .summary import EXPRESSIONS, KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, dotted_ref
@@ -170,11 +170,11 @@ class PassedValues:
         if kind == "sub":
             return self._table(ref[1], scope, steps)
         if kind == "attr" and scope.cls and scope.fn is not None and scope.fn.params \
-                and scope.fn.kind == "method" and ref[1] == ("name", scope.fn.params[0].name) \
+                and scope.fn.kind == "method" and is_self(ref[1], scope.fn.params[0].name) \
                 and getattr(self.index.lookup(scope.cls, ref[2]), "kind", None) == "method":
             return {("bound", scope.cls, ref[2]): True}, []  # `self.make`, handed on uncalled
         if kind == "attr" and self.partial and scope.cls and scope.fn is not None and scope.fn.params \
-                and ref[1] == ("name", scope.fn.params[0].name):
+                and is_self(ref[1], scope.fn.params[0].name):
             # (Lower-bound mode) `self.x`: what the class ever stores there.
             key = (scope.cls, ref[2])
             if key in self._held_visiting:
@@ -361,7 +361,7 @@ class PassedValues:
         if func is None:
             return None
         fn = scope.fn
-        if is_attr(func) and scope.cls and fn.params and func[1] == ("name", fn.params[0].name) \
+        if is_attr(func) and scope.cls and fn.params and is_self(func[1], fn.params[0].name) \
                 and fn.kind == "method":
             return self._self_method_returns(scope.cls, func[2], steps)
         if is_name(func):

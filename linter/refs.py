@@ -67,6 +67,11 @@ def is_sub(ref) -> bool:
     return ref is not None and ref[0] == "sub"
 
 
+def is_name_of(ref, identifier: str) -> bool:
+    """`ref` is the name `identifier`."""
+    return ref == ("name", identifier)
+
+
 def is_self(ref, self_name: str | None) -> bool:
     """`ref` is the name the method's first parameter binds (`self`, whatever it is called)."""
     return self_name is not None and ref == ("name", self_name)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..linter.confidence import Pairing
 from ..linter.findings import Evidence, Finding, details_of
-from ..linter.refs import is_attr
+from ..linter.refs import is_attr, is_self
 from ..linter.uses import Use
 from .base import Example, Reach, Rule, RuntimeCheck, delegate_pairings, holding_delegates, short
 
@@ -282,8 +282,7 @@ def _self_calls(fn) -> set[str]:
     """Names of the methods `fn` calls on its own first parameter (`self.setup()`)."""
     if fn is None or not fn.params:
         return set()
-    me = ("name", fn.params[0].name)
-    return {c.func[2] for c in fn.calls if c.func and is_attr(c.func) and c.func[1] == me}
+    return {c.func[2] for c in fn.calls if c.func and is_attr(c.func) and is_self(c.func[1], fn.params[0].name)}
 
 
 def _probe_text(probe) -> str:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..linter.confidence import Pairing
 from ..linter.findings import Evidence, Finding, Reason, details_of
-from ..linter.refs import is_attr, is_call, is_name
+from ..linter.refs import is_attr, is_call, is_name, is_self
 from ..linter.resolve import Resolution
 from ..linter.signature import CallShape, bind_error, bound_params, format_signature
 from ..linter.summary import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
@@ -543,7 +543,7 @@ class Runner:
             for site, call, (recv, _, how) in ctx.member_calls[member]:
                 fn = site.fn
                 if how != "call" or site.cls is None or fn.kind != "method" or not fn.params or recv is None \
-                        or recv != ("name", fn.params[0].name) or call.star or call.double_star:
+                        or not is_self(recv, fn.params[0].name) or call.star or call.double_star:
                     continue
                 subclasses = index.descendants(site.cls)
                 if not subclasses:
@@ -917,5 +917,5 @@ def _latent_unless_built(ctx: Context, finding: Finding, rejecting: list) -> Fin
 
 def _on_self(ref: tuple, self_name: str) -> bool:
     """`self` itself or `super()`: a call the class makes on its own hierarchy, not on a held object."""
-    return (is_name(ref) and ref[1] == self_name) or (
+    return is_self(ref, self_name) or (
         is_call(ref) and ref[1] is not None and is_name(ref[1]) and ref[1][1] == "super")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar
 
 from ..linter.findings import Evidence, Finding, details_of, short, unlabelled
-from ..linter.refs import is_attr
+from ..linter.refs import is_attr, is_self
 from ..linter.uses import Use
 
 if TYPE_CHECKING:  # the rules' modules load without the tree passes (the warm path needs only their codes)
@@ -162,7 +162,7 @@ def calls_on_own_attrs(ctx: Context, qual: str) -> dict[str, list]:
     for site, call, (recv, member, how) in ctx.self_attr_calls.get(qual, ()):
         fn = site.fn
         if how == "call" and fn.params and recv is not None and is_attr(recv) \
-                and recv[1] == ("name", fn.params[0].name):
+                and is_self(recv[1], fn.params[0].name):
             out.setdefault(recv[2], []).append((site, call, member))
     return out
 

@@ -11,7 +11,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 MOVED = ("name", "attr", "call", "getattr", "sub")
 ALLOWED = {"linter/refs.py", "linter/codec.py"}
-PATTERN = re.compile(r"\[0\]\s*(?:==|!=)\s*[\"'](" + "|".join(MOVED) + r")[\"']")
+PATTERN = re.compile(r"\[0\]\s*(?:==|!=)\s*[\"'](" + "|".join(MOVED) + r")[\"']"
+                     # "is this `self`?" (or that name): refs.is_self / refs.is_name_of, one way
+                     r"|(?:==|!=)\s*\(\s*[\"']name[\"']\s*,")
 
 
 def _positional_reads(root: Path) -> list[str]:
@@ -34,5 +36,6 @@ def test_moved_tags_are_read_through_refs_only():
 def test_the_scan_sees_a_positional_read(tmp_path):
     (tmp_path / "linter").mkdir()
     (tmp_path / "rules").mkdir()
-    (tmp_path / "linter" / "x.py").write_text('def f(ref):\n    return ref[0] == "attr"\n')
-    assert len(_positional_reads(tmp_path)) == 1
+    (tmp_path / "linter" / "x.py").write_text('def f(ref, me):\n    return ref[0] == "attr"\n'
+                                              '\n\ndef g(ref, me):\n    return ref[1] == ("name", me)\n')
+    assert len(_positional_reads(tmp_path)) == 2

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from ..confidence import Pairing, Signal
 from ..findings import Reason, short
 from ..guards import dominating, self_flag
-from ..refs import is_attr, is_name
+from ..refs import is_attr, is_name, is_name_of
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -169,7 +169,7 @@ def _kept_parameter(ctx: Context, classes: frozenset[str], owner: str, fn, param
     a parameter of its own method (the object handed to the constructor)."""
     index = ctx.index
     for attr, stores in fn.self_attrs.items():
-        if not any(value == ("name", param) for value, _, _ in stores):
+        if not any(is_name_of(value, param) for value, _, _ in stores):
             continue
         for cls in classes:
             if cls not in index.classes:
@@ -183,8 +183,8 @@ def _kept_parameter(ctx: Context, classes: frozenset[str], owner: str, fn, param
     for callee, args, kwargs, star in fn.constructions:
         if callee != ("super",) or star:
             continue
-        passed = [i for i, a in enumerate(args) if a == ("name", param)]
-        named = [k for k, a in kwargs if a == ("name", param)]
+        passed = [i for i, a in enumerate(args) if is_name_of(a, param)]
+        named = [k for k, a in kwargs if is_name_of(a, param)]
         base = next((c for c in index.mro(owner)[1:]
                      if c in index.classes and "__init__" in index.classes[c].info.methods), None)
         if base is None:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..confidence import Pairing, Signal
 from ..facts import scopes_of
 from ..findings import Reason, short
-from ..refs import is_attr, is_name
+from ..refs import is_attr, is_name, is_self
 from ..summary import KEY_SEP, class_like
 
 if TYPE_CHECKING:
@@ -552,7 +552,7 @@ class _Reach:
                 return None  # bound but never called: used as a value
             for site, _, (receiver, _, _) in calls:
                 params = site.fn.params
-                if site.cls is None or not params or receiver != ("name", params[0].name):
+                if site.cls is None or not params or not is_self(receiver, params[0].name):
                     return None
             for holder in sorted({owner} | self.index.descendants(owner)):
                 class_level, instance_level = self.index.member_table(holder)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from ..confidence import Pairing, Signal
 from ..findings import Reason, short
+from ..refs import is_self
 from ..resolve import Scope
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ def _applies(ctx: Context, p: Pairing) -> bool:
     """An AL002 pairing whose call is on `self`, in a method the implementation inherits."""
     site, fn = p.site, p.site.fn
     if p.rule != "AL002" or p.kind != "call" or site.cls is None or fn.kind != "method" or not fn.params \
-            or p.receiver != ("name", fn.params[0].name) or p.impl not in ctx.index.classes:
+            or not is_self(p.receiver, fn.params[0].name) or p.impl not in ctx.index.classes:
         return False
     runs = ctx.index.method(p.impl, fn.name)
     return runs is not None and runs.owner == site.cls
@@ -135,7 +136,7 @@ def _find_runs(ctx: Context, impl: str, name: str, depth: int) -> bool | None:
     for site, _call, (recv, _member, _how) in ctx.member_calls.get(name, ()):
         seen = True
         fn = site.fn
-        if site.cls is not None and fn.params and recv == ("name", fn.params[0].name):
+        if site.cls is not None and fn.params and is_self(recv, fn.params[0].name):
             runs = index.method(impl, fn.name)
             protocol = fn.name.startswith("__") and fn.name.endswith("__") and site.cls in index.mro(impl)
             if not protocol and (runs is None or runs.owner != site.cls):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..confidence import Pairing, Signal
 from ..findings import Reason
-from ..refs import is_attr, is_name
+from ..refs import is_attr, is_name, is_self
 from ..summary import VAR_KEYWORD, VAR_POSITIONAL
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def _attrs_holding(ctx: Context, p: Pairing) -> list[str]:
     site = p.site
     recv = p.receiver
     if p.kind == "call" and site.cls == p.wrapper and recv is not None and is_attr(recv) \
-            and site.fn.params and recv[1] == ("name", site.fn.params[0].name):
+            and site.fn.params and is_self(recv[1], site.fn.params[0].name):
         return [recv[2]]
     model = ctx.model
     w = model.wrappers.get(p.wrapper)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from ..confidence import Pairing, Signal
 from ..facts import mentions_self_attr
 from ..findings import Evidence, Reason
-from ..refs import is_attr, is_call, is_name
+from ..refs import is_attr, is_call, is_name, is_self
 from ..summary import declared_only, is_abstract, member_target
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ class _Roles:
             return {hit}
         if is_name(ref):
             return {a for v in fn.locals.get(ref[1], ()) for a in self._delegates_in(wq, fn, v, attrs, depth + 1)}
-        if is_call(ref) and ref[1] and is_attr(ref[1]) and ref[1][1] == ("name", me):
+        if is_call(ref) and ref[1] and is_attr(ref[1]) and is_self(ref[1][1], me):
             helper = self.index.method(wq, ref[1][2])
             if helper is not None and helper.fn.params:
                 return {a for v in helper.fn.return_values
@@ -191,7 +191,7 @@ def _reads(ref, fn: FunctionInfo, me: str, names, depth: int = 0) -> bool:
     """The expression reads `self.<n>` for some `n` in `names` somewhere in it (through locals)."""
     if not isinstance(ref, tuple) or depth > 8:
         return False
-    if len(ref) == 3 and is_attr(ref) and ref[1] == ("name", me) and ref[2] in names:
+    if len(ref) == 3 and is_attr(ref) and is_self(ref[1], me) and ref[2] in names:
         return True
     if len(ref) == 2 and is_name(ref) and isinstance(ref[1], str):
         return any(_reads(v, fn, me, names, depth + 1) for v in fn.locals.get(ref[1], ()))
@@ -202,7 +202,7 @@ def _held(ref, fn: FunctionInfo, me: str, depth: int = 0) -> bool:
     """The expression is an attribute of `self` (`self.pool`, or a local bound to one)."""
     if ref is None or depth > 4:
         return False
-    if is_attr(ref) and ref[1] == ("name", me):
+    if is_attr(ref) and is_self(ref[1], me):
         return True
     if is_name(ref) and ref[1] != me:
         return any(_held(v, fn, me, depth + 1) for v in fn.locals.get(ref[1], ()))
