@@ -15,7 +15,7 @@ from .findings import Evidence
 from .holding_tests import kind_tests_at
 from .index import TreeIndex
 from .passes import TreeModel, run_passes
-from .refs import is_name, is_self
+from .refs import is_attr, is_getattr, is_name, is_self
 from .resolve import NOTHING, Resolution, Resolver
 from .summary import CallSite, Probe
 from .uses import Reached, Use
@@ -231,7 +231,7 @@ def _calls_tree_code(ref, defined: frozenset[str], binds) -> bool:
         kind = ref[0]
         if kind == "call":
             func = ref[1]
-            if not (isinstance(func, tuple) and func and func[0] in ("name", "attr", "getattr")):
+            if not (isinstance(func, tuple) and func and (is_name(func) or is_attr(func) or is_getattr(func))):
                 return True
             if func[-1] in defined and not (is_name(func) and func[1] in _BUILTINS and not binds(func[1])):
                 return True

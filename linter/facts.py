@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .refs import is_attr, is_name, is_name_of, is_self
+from .refs import is_attr, is_getattr, is_name, is_name_of, is_self, is_union, root_name
 from .resolve import Scope
-from .summary import CallSite, FunctionInfo, ModuleSummary, Probe, member_target, root_name
+from .summary import CallSite, FunctionInfo, ModuleSummary, Probe, member_target
 
 
 @dataclass(slots=True)  # not frozen: a frozen dataclass is built through object.__setattr__, field by field
@@ -205,9 +205,9 @@ def steps_down(local: str, values: tuple) -> set[str]:
     through wrappers. Returns the attribute names it walks through."""
     out = set()
     for value in values:
-        while isinstance(value, tuple) and value and value[0] == "union":
+        while isinstance(value, tuple) and value and is_union(value):
             value = value[1][0] if value[1] else None
-        if isinstance(value, tuple) and value and value[0] in ("attr", "getattr") and is_name_of(value[1], local):
+        if isinstance(value, tuple) and value and (is_attr(value) or is_getattr(value)) and is_name_of(value[1], local):
             out.add(value[2])
     return out
 

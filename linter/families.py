@@ -18,9 +18,9 @@ from .facts import ModuleFacts, function_ref, mentions_self_attr
 from .findings import Evidence
 from .index import TreeIndex
 from .passed_values import PassedValues
-from .refs import is_attr, is_call, is_name, is_self
+from .refs import is_attr, is_call, is_getattr, is_name, is_self, is_seq, root_name
 from .resolve import Resolution, Resolver, Scope, describe_type
-from .summary import KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, FunctionInfo, member_target, root_name
+from .summary import KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, FunctionInfo, member_target
 
 
 @dataclass(slots=True)
@@ -196,7 +196,7 @@ class FamilyModel:
         for probe in fn.probes:
             if probe.member == member and self._own_delegate_in(qual, fn, probe.receiver, 0):
                 return True
-        return any(v and v[0] in ("attr", "getattr") and v[2] == member and self._own_delegate_in(qual, fn, v[1], 0)
+        return any(v and (is_attr(v) or is_getattr(v)) and v[2] == member and self._own_delegate_in(qual, fn, v[1], 0)
                    for v in fn.return_values)
 
     @cached_property
@@ -502,7 +502,7 @@ class FamilyModel:
         params = [p.name for p in init.params[1:]]
         used: list[str] = []
         for value, _, _ in _stores(init, attr):
-            items = value[1] if value and value[0] == "seq" else (value,)
+            items = value[1] if is_seq(value) else (value,)
             for item in items:
                 if not item or not is_name(item) or item[1] not in params:
                     return None

@@ -128,7 +128,7 @@ def guards_in_use(fn) -> tuple[Guard, ...]:
         elif is_attr(test) and test[1] == self_ref and self_ref is not None:
             if _covers(calls, g) or _covers(stores, g):
                 kept.append(g)
-        elif test[0] in ("attr", "call") and _covers(calls, g):
+        elif (is_attr(test) or is_call(test)) and _covers(calls, g):
             if receivers is None:
                 member_calls = [c for c in fn.calls if is_attr(c.func)]
                 member_calls.sort(key=_line)

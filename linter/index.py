@@ -7,7 +7,8 @@ from functools import cached_property
 from typing import NamedTuple
 
 from .discover import SourceFile
-from .summary import ClassInfo, FunctionInfo, ModuleSummary, dotted_ref
+from .refs import dotted_ref
+from .summary import ClassInfo, FunctionInfo, ModuleSummary
 
 # Levels of in-tree inheritance followed: real hierarchies are a dozen deep at most; a planted chain
 # deeper than this would make the MROs it materialises (one list per class, each as long as its

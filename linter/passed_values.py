@@ -30,10 +30,10 @@ from .findings import Evidence
 from .function_text import FunctionText
 from .index import TreeIndex
 from .reaching import bind_arguments
-from .refs import is_attr, is_name, is_self, is_sub
+from .refs import dotted_ref, is_attr, is_name, is_self, is_sub
 from .registries import Registries
 from .resolve import Resolver, Scope, describe_type
-from .summary import EXPRESSIONS, KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, dotted_ref
+from .summary import EXPRESSIONS, KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL
 from .value_uses import ValueUses
 
 MAX_STEPS = 8  # parameter and return hops followed from the assignment

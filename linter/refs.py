@@ -12,6 +12,7 @@ stay); modules build and read refs through the functions here, never by position
     ("seq", items)                    a list, tuple or set display
     ("union", items)                  `a if c else b`, `a or b`
     ("type", type_ref)                `cast(T, x)`: the type it says
+    ("iter", base)                    an item of `for x in base` (a local's binding)
 """
 
 from __future__ import annotations
@@ -72,6 +73,39 @@ def is_name_of(ref, identifier: str) -> bool:
     return ref == ("name", identifier)
 
 
+def is_seq(ref) -> bool:
+    """`ref` is a list, tuple or set display (`("seq", items)`)."""
+    return ref is not None and ref[0] == "seq"
+
+
+def is_union(ref) -> bool:
+    """`ref` is one of several values (`a if c else b`, `a or b`: `("union", items)`)."""
+    return ref is not None and ref[0] == "union"
+
+
+def is_iter(ref) -> bool:
+    """`ref` is an item of an iteration (`for x in refs`: `("iter", base)`, a local's binding)."""
+    return ref is not None and ref[0] == "iter"
+
+
 def is_self(ref, self_name: str | None) -> bool:
     """`ref` is the name the method's first parameter binds (`self`, whatever it is called)."""
     return self_name is not None and ref == ("name", self_name)
+
+
+def root_name(ref) -> str | None:
+    """The name an expression starts from (`self` in `self.a.b()[0]`), if any."""
+    while ref is not None and ref[0] in ("attr", "call", "sub", "getattr", "iter"):
+        ref = ref[1]
+    return ref[1] if is_name(ref) else None
+
+
+def dotted_ref(ref) -> str | None:
+    """`a.b.c` of a name or attribute ref (what `dotted` is for a node); None for anything else."""
+    parts = []
+    while is_attr(ref):
+        parts.append(ref[2])
+        ref = ref[1]
+    if not is_name(ref):
+        return None
+    return ".".join([ref[1], *reversed(parts)])

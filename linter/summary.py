@@ -9,11 +9,8 @@ This pass uses the standard library's `ast`: it is about ten times faster than a
 tree and the summary needs no comments or whitespace. libcst is used where source fidelity matters
 (suppression comments, code frames, the --fix codemod), and only on the files that need it.
 
-Ref shapes (all tuples, first item is the kind):
-    ("name", id)                 ("attr", ref, attr)          ("call", ref, line, col)
-    ("sub", ref)                 ("iter", ref)                ("seq", (ref, ...))
-    ("union", (ref, ...))        ("getattr", ref, name)       ("type", typeref)
-Type refs (from annotations): ("t", "dotted.name"), ("tseq", typeref), ("tunion", (typeref, ...)),
+Expression refs (tuples whose first item is the kind) are documented, built and read in
+linter/refs.py. Type refs (from annotations): ("t", "dotted.name"), ("tseq", typeref), ("tunion", (typeref, ...)),
 ("ttype", typeref) for `type[X]`, ("tdefault", (typeref or None, "dotted.name")) for a parameter whose
 default is a capitalised name (a class default makes it class-valued; the resolver decides).
 """
@@ -28,7 +25,7 @@ from .deepstack import call_deep
 from .guards import OPAQUE, Guard, exits, falsy_defaults, guards_in_use, split_both, split_test
 from .platforms import add_platform_gates, test_platform
 from .reaching import bind_arguments, bind_local_calls
-from .refs import is_attr, is_call, is_getattr, is_name
+from .refs import is_attr, is_call, is_getattr, is_name, root_name
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
 SUMMARY_VERSION = 35
@@ -793,7 +790,7 @@ class _FunctionWalker(ast.NodeVisitor):
             what = self.ref(test.args[0])
             kinds = test.args[1].elts if type(test.args[1]) is ast.Tuple else [test.args[1]]
             refs = tuple(self.ref(k) for k in kinds)
-            if what is not None and refs and all(r is not None and r[0] in ("name", "attr") for r in refs):
+            if what is not None and refs and all(is_name(r) or is_attr(r) for r in refs):
                 self.asserted.append((what, node.lineno, refs))
         self.gates.extend((node.lineno + 1, -2, k) for k in model_tests(node.test))
         end = node.end_lineno or node.lineno
@@ -1665,24 +1662,6 @@ def _all_functions(functions: dict[str, FunctionInfo], classes: dict[str, ClassI
     yield from functions.values()
     for cls in classes.values():
         yield from cls.methods.values()
-
-
-def root_name(ref: tuple | None) -> str | None:
-    """The name an expression starts from (`self` in `self.a.b()[0]`), if any."""
-    while ref is not None and ref[0] in ("attr", "call", "sub", "getattr", "iter"):
-        ref = ref[1]
-    return ref[1] if ref is not None and is_name(ref) else None
-
-
-def dotted_ref(ref: tuple | None) -> str | None:
-    """`a.b.c` of a name or attribute ref (what `dotted` is for a node); None for anything else."""
-    parts = []
-    while ref is not None and is_attr(ref):
-        parts.append(ref[2])
-        ref = ref[1]
-    if ref is None or not is_name(ref):
-        return None
-    return ".".join([ref[1], *reversed(parts)])
 
 
 def member_target(fn: FunctionInfo, func: tuple) -> tuple | None:

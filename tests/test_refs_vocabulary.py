@@ -1,7 +1,8 @@
 """Expression refs are read through linter/refs.py, not by position (issue 39: 161 `x[0] == "tag"`
 comparisons in 24 files). The tags moved so far: a `ref[0] == "name"` (or "attr", "call",
-"getattr", "sub") anywhere but refs.py and the codec fails this test. The other tag families
-(resolver types, type refs, `seq`, `union`) are still read in place: issue 39 goes on."""
+"getattr", "sub", "union", "iter"; or `ref[0] in (...)` naming one) anywhere but refs.py and the
+codec fails this test. The other tag families (resolver types, type refs, and `seq`, which both
+expression refs and resolver types use) are still read in place: issue 39 goes on."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-MOVED = ("name", "attr", "call", "getattr", "sub")
+MOVED = ("name", "attr", "call", "getattr", "sub", "union", "iter")
 ALLOWED = {"linter/refs.py", "linter/codec.py"}
 PATTERN = re.compile(r"\[0\]\s*(?:==|!=)\s*[\"'](" + "|".join(MOVED) + r")[\"']"
+                     r"|\[0\]\s+in\s+\([^)]*[\"'](" + "|".join(MOVED) + r")[\"']"
                      # "is this `self`?" (or that name): refs.is_self / refs.is_name_of, one way
                      r"|(?:==|!=)\s*\(\s*[\"']name[\"']\s*,")
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ..confidence import Pairing, Signal
 from ..findings import Reason, short
 from ..guards import dominating, self_flag
-from ..refs import is_name
+from ..refs import is_iter, is_name, is_sub
 from ..resolve import Scope
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ class DominatingGuard(Signal):
 
 def _own_attr(ref: tuple | None, self_name: str) -> str | None:
     """`x` of a receiver `self.x` (or an item of it, `self.x[i]`): the delegate the constructor built."""
-    while ref is not None and ref[0] in ("sub", "iter"):
+    while is_sub(ref) or is_iter(ref):
         ref = ref[1]
     return self_flag(ref, self_name) if ref is not None else None
 

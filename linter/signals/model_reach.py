@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..confidence import Pairing, Signal
 from ..facts import scopes_of
 from ..findings import Reason, short
-from ..refs import is_attr, is_name, is_self
+from ..refs import is_attr, is_name, is_self, is_seq, is_union
 from ..summary import KEY_SEP, class_like
 
 if TYPE_CHECKING:
@@ -622,7 +622,7 @@ def _module_tables(module: str, summary) -> tuple:
     for cname, cinfo in summary.classes.items():
         for attr_name, attr in cinfo.attrs.items():
             value = attr.value
-            if value and (is_name(value) or value[0] == "union"):
+            if value and (is_name(value) or is_union(value)):
                 names: set[str] = set()
                 _value_names(value, names)
                 for n in names:
@@ -652,7 +652,7 @@ def _module_tables(module: str, summary) -> tuple:
     globals_: dict[str, set[str]] = {}
     for gname, values in summary.globals.items():
         classes = {v[1] for value in values
-                   for v in (value[1] if value and value[0] == "seq" else (value,))
+                   for v in (value[1] if is_seq(value) else (value,))
                    if v and is_name(v)}
         if classes:
             globals_[gname] = classes
@@ -669,7 +669,7 @@ def _value_names(ref, out: set[str], depth: int = 0) -> None:
         return
     if is_name(ref):
         out.add(ref[1])
-    elif ref[0] in ("union", "seq"):
+    elif is_union(ref) or is_seq(ref):
         for item in ref[1]:
             _value_names(item, out, depth + 1)
 

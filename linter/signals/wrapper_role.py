@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from ..confidence import Pairing, Signal
 from ..facts import mentions_self_attr
 from ..findings import Evidence, Reason
-from ..refs import is_attr, is_call, is_name, is_self
+from ..refs import is_attr, is_call, is_name, is_self, is_sub
 from ..summary import declared_only, is_abstract, member_target
 
 if TYPE_CHECKING:
@@ -223,7 +223,7 @@ def _computed_without(ref, fn: FunctionInfo, me: str, names, depth: int = 0) -> 
     if is_name(ref) and ref[1] in fn.locals and ref[1] != me:
         values = fn.locals[ref[1]]
         return bool(values) and all(_computed_without(v, fn, me, names, depth + 1) for v in values)
-    if ref[0] in ("attr", "sub"):
+    if is_attr(ref) or is_sub(ref):
         return _computed_without(ref[1], fn, me, names, depth + 1)
     return False
 
