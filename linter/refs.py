@@ -97,15 +97,15 @@ def root_name(ref) -> str | None:
     """The name an expression starts from (`self` in `self.a.b()[0]`), if any."""
     while ref is not None and ref[0] in ("attr", "call", "sub", "getattr", "iter"):
         ref = ref[1]
-    return ref[1] if is_name(ref) else None
+    return ref[1] if ref is not None and ref[0] == "name" else None  # (inline: the walk's hot path)
 
 
 def dotted_ref(ref) -> str | None:
     """`a.b.c` of a name or attribute ref (what `dotted` is for a node); None for anything else."""
     parts = []
-    while is_attr(ref):
+    while ref is not None and ref[0] == "attr":  # (inline: the walk's hot path)
         parts.append(ref[2])
         ref = ref[1]
-    if not is_name(ref):
+    if ref is None or ref[0] != "name":
         return None
     return ".".join([ref[1], *reversed(parts)])
