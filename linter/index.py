@@ -177,9 +177,10 @@ class TreeIndex:
                 for i in range(1, len(parts) - 1):
                     key = ".".join(parts[i:])
                     self._suffixes[key] = None if key in self._suffixes else mod
-        parts = name.split(".")
+        label, colon, bare = name.rpartition(":")  # a project's label stays: its own modules only
+        parts = bare.split(".")
         for i in range(1, len(parts) - 1):
-            tail = ".".join(parts[i:])
+            tail = f"{label}{colon}{'.'.join(parts[i:])}"
             if tail in self.modules:
                 return tail
         return self._suffixes.get(name) if len(parts) >= 2 else None

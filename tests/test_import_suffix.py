@@ -35,3 +35,20 @@ def test_a_tree_named_from_below_its_import_root_still_resolves(tmp_path):
     (pkg / "__init__.py").unlink()
     result = analyse([str(pkg)], Settings(cache_dir=None))
     assert result.stats["outside_bases"] == {}
+
+
+def test_a_project_named_from_below_keeps_its_label(tmp_path):
+    """Two projects with the same module names are told apart by a label (`p1:serving.base`); an
+    import of `corp.serving.base` inside one is that project's own module, matched by its end
+    with the label kept (never another project's)."""
+    for project in ("p1", "p2"):
+        pkg = tmp_path / project / "serving"
+        pkg.mkdir(parents=True)
+        (pkg / "__init__.py").write_text("")
+        (pkg / "base.py").write_text("class Base:\n    def run(self):\n        return 1\n")
+        (pkg / "impl.py").write_text("from corp.serving.base import Base\n\n\nclass Impl(Base):\n    pass\n")
+    result = analyse([str(tmp_path / "p1"), str(tmp_path / "p2")], Settings(cache_dir=None), keep_context=True)
+    index = result.context.index
+    assert sorted(index.classes) == sorted(f"{p}:serving.{m}" for p in ("p1", "p2") for m in ("base.Base", "impl.Impl"))
+    assert result.stats["outside_bases"] == {}
+    assert index.bases("p1:serving.impl.Impl")[0] == ["p1:serving.base.Base"]
