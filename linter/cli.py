@@ -100,7 +100,7 @@ class RunOptions:
     report_within: tuple[str, ...] | None = None
     context: tuple[str, ...] = ()  # the folders analysed around the paths given
     no_context: bool = False  # --no-context: the paths alone, no package around them, no host
-    hosts: tuple[str, ...] = ()  # --host: source folders of packages the tree extends
+    host_folders: tuple[str, ...] = ()  # --host as given (Resolved.hosts: those a run added)
     new_since: str | None = None  # --new-since REF: report only findings whose identity REF lacks
     only: tuple[str, ...] = ()  # --only IDENTITY: report (and verify) only these findings
     show_fixed: bool = False  # --show-fixed: and list REF's findings that are gone
@@ -174,7 +174,7 @@ class CheckRequest:
                           verify_memory_limit=self.verify_memory_limit, quiet=self.quiet,
                           exit_zero=self.exit_zero, color=self.color, output_file=self.output_file,
                           only=tuple(i.strip().lower() for i in self.only), no_context=self.no_context,
-                          hosts=tuple(self.host))
+                          host_folders=tuple(self.host))
 
 
 @main.command("check", context_settings={"help_option_names": ["-h", "--help"]})
@@ -751,9 +751,10 @@ def _with_hosts(resolved: Resolved, opts: RunOptions, raw: Result) -> tuple[Reso
     found = hosts(raw.stats.get("outside_bases") or {}, raw.stats.get("classes") or 0)
     added: list[str] = []
     tree = ", ".join(map(printable, opts.report_within or resolved.paths))
-    for name, n, distinct in found:
-        folder = find_host(name, opts.hosts, tuple(resolved.paths))
-        how = (f"{tree} extends {distinct} classes of `{printable(name)}` ({n} of its "
+    for host in found:
+        name = host.name
+        folder = find_host(name, opts.host_folders, tuple(resolved.paths))
+        how = (f"{tree} extends {host.distinct} classes of `{printable(name)}` ({host.derived} of its "
                f"{raw.stats.get('classes')} classes derive from them)")
         if folder is None:
             notes.append(f"{how}, whose source is not on the import path: families are cut off at those bases "

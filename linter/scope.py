@@ -47,8 +47,6 @@ class Host:
     name: str  # its top-level import name
     derived: int  # classes of the tree that derive from one of its classes
     distinct: int  # distinct classes of it they derive from
-    classes: int  # classes in the tree
-    folder: str | None  # its source folder where one was found, else None
 
 
 def widened(paths: list[str], src: list[str], root: str) -> Scope:
@@ -106,12 +104,12 @@ def _outermost(paths: list[str]) -> list[str]:
     return out
 
 
-def hosts(outside: dict, classes: int) -> list[tuple[str, int, int]]:
-    """(name, deriving classes, distinct bases) of each package `outside` (the engine's
-    `outside_bases` statistics) marks as the tree's host, most extended first."""
-    found = [(name, n, d) for name, (n, d) in outside.items()
+def hosts(outside: dict, classes: int) -> list[Host]:
+    """Each package `outside` (the engine's `outside_bases` statistics: name -> [deriving classes,
+    distinct bases]) marks as the tree's host, most extended first."""
+    found = [Host(name, n, d) for name, (n, d) in outside.items()
              if d >= HOST_MIN_DISTINCT and classes and n >= HOST_MIN_SHARE * classes and d >= HOST_MIN_SPREAD * n]
-    return sorted(found, key=lambda t: (-t[2], t[0]))
+    return sorted(found, key=lambda h: (-h.distinct, h.name))
 
 
 def find_host(name: str, named: tuple[str, ...] = (), near: tuple[str, ...] = ()) -> str | None:
@@ -126,14 +124,18 @@ def find_host(name: str, named: tuple[str, ...] = (), near: tuple[str, ...] = ()
         inner = os.path.join(full, name)
         if os.path.isdir(inner):
             return inner
+    if name in SKIP_DIRS:
+        return None
     inside = tuple(os.path.realpath(p) for p in near)
     for entry in sys.path:
         if not entry or not os.path.isdir(entry):
             continue
         candidate = os.path.join(entry, name)
-        if not os.path.isdir(candidate) or name in SKIP_DIRS:
+        if not os.path.isdir(candidate):
             continue
         real = os.path.realpath(candidate)
+        if not _within(real, os.path.realpath(entry)):
+            continue  # a link out of its folder (one a repository on the path planted, say) is no package there
         if any(_within(real, i) or _within(i, real) for i in inside):
             continue
         if os.path.isfile(os.path.join(candidate, "__init__.py")) or _has_python(candidate):

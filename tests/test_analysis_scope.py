@@ -265,3 +265,16 @@ def test_fix_writes_only_the_files_of_the_paths_given(tmp_path):
     assert "leaves 1 finding located outside the paths given as they are" in out.stderr
     out = attn_lint("--fix", "serving/backends", cwd=root)
     assert wrapper.read_text() != before and "fixed 1 finding" in out.stderr, out.stderr
+
+
+def test_a_host_reached_through_a_link_out_of_its_folder_is_not_read(tmp_path):
+    """A folder on the import path holding `hostpkg` as a link to somewhere else (a repository on
+    the path could plant one) does not make the run read where it points."""
+    tree = plugin_tree(tmp_path)
+    on_path = tmp_path / "on_path"
+    on_path.mkdir()
+    (on_path / "hostpkg").symlink_to(tree / "host" / "hostpkg", target_is_directory=True)
+    out = attn_lint("plugpkg", cwd=tree / "plugin", env={"PYTHONPATH": str(on_path)})
+    assert "whose source is not on the import path" in out.stderr and "PlugConnector" not in out.stdout
+    direct = attn_lint("plugpkg", cwd=tree / "plugin", env={"PYTHONPATH": str(tree / "host")})
+    assert "analysed with its source" in direct.stderr
