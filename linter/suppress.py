@@ -145,21 +145,6 @@ def _mentions_near(text: str, findings: list[Finding], module: str) -> bool:
     return any(s <= n <= s + HEADER_WINDOW for s in starts for n in mentions)
 
 
-_SEARCHED: dict[tuple[str, int, int], bool] = {}  # (path, size, hash of the bytes) -> mentions noqa/attn-lint
-
-
-def _mentions(path: str, raw: bytes) -> bool:
-    """Whether the file mentions noqa or attn-lint at all: asked again for the same bytes (a run's
-    report and the form it keeps for a later --new-since), the answer is remembered."""
-    key = (path, len(raw), hash(raw))
-    hit = _SEARCHED.get(key)
-    if hit is None:
-        if len(_SEARCHED) > 100_000:  # (a resident server's long life)
-            _SEARCHED.clear()
-        hit = _SEARCHED[key] = _MENTION_B.search(raw) is not None
-    return hit
-
-
 @dataclass
 class SuppressOutcome:
     kept: list[Finding]
@@ -193,7 +178,7 @@ def apply_suppressions(findings: list[Finding], files, report_unused: bool = Fal
         except OSError:
             kept.extend(file_findings)
             continue
-        if not _mentions(sf.path, raw):
+        if not _MENTION_B.search(raw):
             kept.extend(file_findings)  # no noqa / attn-lint comment anywhere: nothing to decode
             continue
         text = decode_source(raw)
