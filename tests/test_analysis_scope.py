@@ -212,12 +212,15 @@ def test_a_plugin_whose_host_is_missing_says_so(tmp_path):
 
 
 def test_a_package_extending_a_few_classes_many_times_is_no_plugin(tmp_path):
-    """A framework the tree builds on (a module base class extended everywhere) is no host:
-    reading its source would cost every run for nothing the drift depends on."""
+    """A framework the tree builds on (a dozen base classes, each extended many times) is no host:
+    reading its source would cost every run for nothing the drift depends on. (Twelve distinct
+    bases under 60 of the tree's classes: enough distinct bases and share for a host, but one
+    distinct base per five deriving classes, under the spread a plug-in shows.)"""
     tree = plugin_tree(tmp_path, parts=0)
-    many = "from hostpkg.parts_one import Module\n\n\n" + "".join(
-        f"class Layer{i}(Module):\n    pass\n\n\n" for i in range(30))
-    (tree / "host" / "hostpkg" / "parts_one.py").write_text("class Module:\n    pass\n")
+    bases = [f"Module{j}" for j in range(12)]
+    many = f"from hostpkg.parts_one import {', '.join(bases)}\n\n\n" + "".join(
+        f"class Layer{i}({bases[i % 12]}):\n    pass\n\n\n" for i in range(60))
+    (tree / "host" / "hostpkg" / "parts_one.py").write_text("".join(f"class {b}:\n    pass\n\n\n" for b in bases))
     (tree / "plugin" / "plugpkg" / "parts.py").write_text(many)
     out = attn_lint("--format", "json", "plugpkg", cwd=tree / "plugin", env={"PYTHONPATH": str(tree / "host")})
     assert findings(out) == [] and "hostpkg" not in out.stderr

@@ -211,17 +211,24 @@ def test_the_github_install_step_installs_this_commit(installed, tmp_path):
     assert out.returncode == 1 and "Found 4 findings" in out.stdout, out.stdout[-2000:] + out.stderr
 
 
+def _shallow_clone_of_a_change(work, env, tmp_path):
+    """The change (a wrapper hiding a hook) pushed to `origin`, then cloned as CI clones it:
+    `--depth 1 --branch change`, without the base branch."""
+    _commit(work, env, NEW_WRAPPER)
+    _git(work, env, "push", "-q", "origin", "change")
+    shallow = tmp_path / "shallow"
+    _git(tmp_path, env, "clone", "-q", "--depth", "1", "--branch", "change",
+         f"file://{work.parent / 'origin.git'}", str(shallow))
+    return shallow
+
+
 @pytest.mark.network
 def test_the_gitlab_job_installed_as_written_in_a_shallow_clone(installed, checkout, tmp_path):
     """GitLab's default clone is shallow: `--depth 1 --branch change`, then the job's own lines,
     the pip line and the fetch line included."""
     venv, sha = installed
     work, env = checkout
-    _commit(work, env, NEW_WRAPPER)
-    _git(work, env, "push", "-q", "origin", "change")
-    shallow = tmp_path / "shallow"
-    _git(tmp_path, env, "clone", "-q", "--depth", "1", "--branch", "change",
-         f"file://{work.parent / 'origin.git'}", str(shallow))
+    shallow = _shallow_clone_of_a_change(work, env, tmp_path)
     job = yaml.safe_load((DOCS / "gitlab-ci.yml").read_text())["attn-lint"]
     env = {**env, "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main", "SRC": job["variables"]["SRC"],
            "PATH": f"{venv / 'bin'}{os.pathsep}{env['PATH']}"}
@@ -234,11 +241,7 @@ def test_the_gitlab_job_installed_as_written_in_a_shallow_clone(installed, check
 def test_the_fetch_line_the_error_gives_makes_the_revision_readable(installed, checkout, tmp_path):
     venv, _ = installed
     work, env = checkout
-    _commit(work, env, NEW_WRAPPER)
-    _git(work, env, "push", "-q", "origin", "change")
-    shallow = tmp_path / "shallow"
-    _git(tmp_path, env, "clone", "-q", "--depth", "1", "--branch", "change",
-         f"file://{work.parent / 'origin.git'}", str(shallow))
+    shallow = _shallow_clone_of_a_change(work, env, tmp_path)
     env = {**env, "PATH": f"{venv / 'bin'}{os.pathsep}{env['PATH']}"}
     missing = _run(shallow, env, "attn-lint --new-since origin/main src")
     assert missing.returncode == 2 and "git fetch --depth=1 origin main:refs/remotes/origin/main" in missing.stderr
