@@ -2,7 +2,8 @@
 knows their shapes.
 
 A ref is a small tuple, kept as a tuple in summaries and on the wire (the cache format is free to
-stay); modules build and read refs through the functions here, never by position:
+stay). The per-file walk (summary.py) builds them; other modules tell their kinds apart with the
+readers here (tests/test_refs_vocabulary.py holds the tags it lists to that):
 
     ("name", id)                      a name: `backend`
     ("attr", base, attr)              an attribute: `self.full_attn_backend`
@@ -16,29 +17,6 @@ stay); modules build and read refs through the functions here, never by position
 """
 
 from __future__ import annotations
-
-# --- constructors -------------------------------------------------------------------------------
-
-
-def name(identifier: str) -> tuple:
-    return ("name", identifier)
-
-
-def attr(base: tuple, attribute: str) -> tuple:
-    return ("attr", base, attribute)
-
-
-def getattr_of(base: tuple, attribute: str) -> tuple:
-    return ("getattr", base, attribute)
-
-
-def call(func: tuple | None, line: int, col: int) -> tuple:
-    return ("call", func, line, col)
-
-
-def sub(base: tuple) -> tuple:
-    return ("sub", base)
-
 
 # --- readers ------------------------------------------------------------------------------------
 

@@ -79,8 +79,8 @@ def _top_package(full: str, cache: dict) -> str:
     folder = full if os.path.isdir(full) else os.path.dirname(full)
     root = folder_import_root(folder, cache)
     rel = os.path.relpath(folder, root)
-    if rel == "." or rel.startswith(".."):
-        return full if os.path.isdir(full) else folder if os.path.basename(full) == "__init__.py" else full
+    if rel == "." or rel.startswith(".."):  # no package around it: the path is its own top
+        return folder if os.path.basename(full) == "__init__.py" else full
     return os.path.join(root, rel.split(os.sep)[0])
 
 
