@@ -313,6 +313,7 @@ SUMMARY_FIELDS: tuple[tuple[str, str, str | None, str, str], ...] = (
     ("name_values", "v", None, "_strs(v)", "v"),
     ("handed", "v", None, "_tuple_of(v, _str_pair)", "v"),
     ("string_named", "v", None, "_tuple_of(v, _str_pair)", "v"),
+    ("qualname_strings", "v", None, "_strs(v)", "v"),
 )
 RECORD_FIELDS = {FunctionInfo: FUNCTION_FIELDS, ClassInfo: CLASS_FIELDS, ModuleSummary: SUMMARY_FIELDS}
 

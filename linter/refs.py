@@ -87,3 +87,9 @@ def dotted_ref(ref) -> str | None:
     if ref is None or ref[0] != "name":
         return None
     return ".".join([ref[1], *reversed(parts)])
+
+
+def class_values(types) -> list[str]:
+    """The classes a resolver's type set holds as class objects (`("cls", "pkg.Cls")`: a variable
+    holding the class itself, `type[Cls]`), as opposed to instances (plain qualified names)."""
+    return [t[1] for t in types if type(t) is tuple and len(t) == 2 and t[0] == "cls"]

@@ -18,6 +18,7 @@ default is a capitalised name (a class default makes it class-valued; the resolv
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -28,7 +29,7 @@ from .reaching import bind_arguments, bind_local_calls
 from .refs import is_attr, is_call, is_getattr, is_name, root_name
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
-SUMMARY_VERSION = 35
+SUMMARY_VERSION = 36
 
 POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
 
@@ -218,6 +219,11 @@ class ModuleSummary:
     # lazy import (`MODELS = {"Arch": ("gemma3_mm", "Gemma3ForCausalLM")}`): each such class is
     # handed out by name (signals/model_reach.py: `named_by_strings`).
     string_named: tuple[tuple[str, str], ...] = ()
+    # String constants that spell a dotted path ending in a capitalised name
+    # (`"pkg.backends.rocm.RocmBackend"`, implicit concatenation included): a class loaded by its
+    # qualified name (`resolve_obj_by_qualname(...)`, `import_string(...)`) is handed out by name
+    # (signals/model_reach.py: `named_by_strings`).
+    qualname_strings: tuple[str, ...] = ()
 
     @property
     def globals(self) -> dict[str, tuple[tuple, ...]]:
@@ -418,7 +424,8 @@ def _visit_each(walker: _FunctionWalker, nodes: list) -> None:
 class ModuleWalk:
     """What the walks of one module's functions gather for the whole module."""
 
-    __slots__ = ("chains", "platform_tested", "keywords", "literals", "attr_values", "name_values", "handed")
+    __slots__ = ("chains", "platform_tested", "keywords", "literals", "attr_values", "name_values", "handed",
+                 "qualnames")
 
     def __init__(self) -> None:
         self.chains: list[tuple[str, str]] = []  # (a, b) of every `<expr>.a.b` load
@@ -430,6 +437,7 @@ class ModuleWalk:
         self.attr_values: set[str] = set()  # ModuleSummary.attr_values
         self.name_values: set[str] = set()  # ModuleSummary.name_values
         self.handed: set[tuple[str, str]] = set()  # ModuleSummary.handed
+        self.qualnames: set[str] = set()  # ModuleSummary.qualname_strings
 
 
 class _FunctionWalker(ast.NodeVisitor):
@@ -634,7 +642,13 @@ class _FunctionWalker(ast.NodeVisitor):
             self.visit_Call(value)
         elif (type(value) in _SEQUENCES or type(value) is ast.Set) and all(type(t) is ast.Name for t in node.targets):
             _visit_each(self, value.elts)  # `POOLS = (A, B)`: the name's binding holds them (model_reach)
-        elif type(value) is not ast.Name and type(value) is not ast.Constant:
+            for e in value.elts:
+                if type(e) is ast.Constant and type(e.value) is str and "." in e.value:
+                    self.note_string(e)
+        elif type(value) is ast.Constant:
+            if type(value.value) is str:
+                self.note_string(value)
+        elif type(value) is not ast.Name:
             self.visit(value)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
@@ -655,6 +669,9 @@ class _FunctionWalker(ast.NodeVisitor):
         value = node.value
         if (type(value) in _SEQUENCES or type(value) is ast.Set) and type(node.target) is ast.Name:
             _visit_each(self, value.elts)  # as in visit_Assign
+        elif type(value) is ast.Constant:
+            if type(value.value) is str:
+                self.note_string(value)
         elif value is not None:
             self.visit(value)
 
@@ -702,7 +719,10 @@ class _FunctionWalker(ast.NodeVisitor):
             r = self.ref(node.value)
             if r:
                 self.return_values.append(r)
-        if node.value is not None:
+        if type(node.value) is ast.Constant:
+            if type(node.value.value) is str:
+                self.note_string(node.value)
+        elif node.value is not None:
             self.visit(node.value)
 
     # Model tests (gates, for linter/signals/model_reach.py) are recorded by visit_If and
@@ -915,6 +935,9 @@ class _FunctionWalker(ast.NodeVisitor):
         self._note_names(node.values)
         _visit_each(self, node.keys)  # a `**mapping` entry's key is None, which the walk skips
         _visit_each(self, node.values)
+        for v in node.values:
+            if type(v) is ast.Constant and type(v.value) is str and "." in v.value:
+                self.note_string(v)
 
     def visit_Yield(self, node: ast.Yield | ast.YieldFrom) -> None:
         if node.value is not None:
@@ -953,6 +976,14 @@ class _FunctionWalker(ast.NodeVisitor):
             self.visit_Call(value)
         else:
             self.visit(value)
+
+    # Constants are leaves of the walk (no call each): a string is read where code puts a class's
+    # qualified name, a return, a binding, a call's argument, a table's value.
+    def note_string(self, node: ast.Constant) -> None:
+        text = node.value
+        if type(text) is str and 4 < len(text) < 200 and " " not in text and text.count(".") >= 2 \
+                and _QUALNAME.fullmatch(text):
+            self.module.qualnames.add(text)
 
     def visit_Call(self, node: ast.Call) -> None:
         # The hottest handler (one call in six nodes): exact type tests, no isinstance chains.
@@ -1055,6 +1086,9 @@ class _FunctionWalker(ast.NodeVisitor):
                     handed = [a] if handed is None else [*handed, a]
                 continue
             if t is ast.Constant:
+                v = a.value
+                if type(v) is str and "." in v and " " not in v:
+                    self.note_string(a)
                 continue
             if t is ast.IfExp or t is ast.BoolOp or t is ast.Starred:
                 handed = [a] if handed is None else [*handed, a]
@@ -1481,6 +1515,7 @@ def _summarise_class(node: ast.ClassDef, prefix: str, classes: dict[str, ClassIn
             info.attrs[stmt.name] = ClassAttr(stmt.lineno, None, ("name", stmt.name))
             _class_falsy(falsy, stmt.name, None)
         elif isinstance(stmt, ast.Assign):
+            _note_qualname(module, stmt.value)
             value = EXPRESSIONS.ref(stmt.value)
             for target in stmt.targets:
                 for t in (target.elts if isinstance(target, ast.Tuple) else [target]):
@@ -1490,6 +1525,7 @@ def _summarise_class(node: ast.ClassDef, prefix: str, classes: dict[str, ClassIn
                         if t.id == "model_type" and t is target:
                             _note_model_type(module.literals, name, stmt.value)
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            _note_qualname(module, stmt.value)
             info.attrs[stmt.target.id] = ClassAttr(stmt.lineno, type_ref(stmt.annotation),
                                                    EXPRESSIONS.ref(stmt.value))
             _class_falsy(falsy, stmt.target.id, stmt.value)
@@ -1606,8 +1642,19 @@ def summarise_tree(tree: ast.Module, n_lines: int, module: ModuleWalk | None = N
         slot_reads=tuple(sorted({c for c in chains if c[0] in filled})),
         name_literals=tuple(module.literals), attr_values=tuple(sorted(module.attr_values)),
         name_values=tuple(sorted(module.name_values)), handed=tuple(sorted(module.handed)),
-        string_named=tuple(sorted(set(string_named))),
+        string_named=tuple(sorted(set(string_named))), qualname_strings=tuple(sorted(module.qualnames)),
     )
+
+
+# A dotted path of at least three identifiers whose last is capitalised: how code names a class it
+# loads by its qualified name (the first letter tested by the pattern, not by a call per string).
+_QUALNAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\.[A-Z]\w*")
+
+
+def _note_qualname(module: ModuleWalk, value: ast.expr | None) -> None:
+    """A class body's `NAME = "pkg.mod.Cls"` (an enum of backends by qualified name)."""
+    if type(value) is ast.Constant and type(value.value) is str and _QUALNAME.fullmatch(value.value):
+        module.qualnames.add(value.value)
 
 
 def _string_named(table: ast.Dict) -> list[tuple[str, str]]:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..linter.confidence import Pairing
 from ..linter.findings import Evidence, Finding, Reason, details_of
-from ..linter.refs import is_attr, is_call, is_name, is_self
+from ..linter.refs import class_values, is_attr, is_call, is_name, is_self
 from ..linter.resolve import Resolution
 from ..linter.signature import CallShape, bind_error, bound_params, format_signature
 from ..linter.summary import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
@@ -179,7 +179,8 @@ while an override some implementation has dropped or renamed `k` (the base gaine
 override did not). Calls on `self` or `super()`, overrides that are placeholders (`raise
 NotImplementedError`) and overrides taking `**kwargs` are left out. Such a finding is in the default
 report when the tree builds the overriding class (`Impl(...)`) or hands the class out (a factory or
-registry returning it, or a table naming it and its module by strings for a lazy import); when it
+registry returning it, a table naming it and its module by strings for a lazy import, or its
+qualified name spelled as a string for `resolve_obj_by_qualname`-style loading); when it
 is only passed into another class's constructor (a component
 built there) or used nowhere, it is latent drift (`--show-latent`).
 
@@ -208,7 +209,9 @@ And a declared member's override that lost what the rest of its family took: a c
 declaration (`backend.kv_shape(n, size, heads, dim, cache_dtype=x)` against `Backend.kv_shape(self,
 n, size, heads, dim, cache_dtype="auto")`) meets an override, among at least five, that is its
 nearest base's signature less a parameter or two, while at least four in five of the overrides the
-receiver can reach take the call. Every run that installs that class raises TypeError there. An
+receiver can reach take the call. Every run that installs that class raises TypeError there; a
+static or class method called on the class object itself (`group.backend.kv_shape(...)` with
+`backend: type[Backend]`) counts the same. An
 override of another shape altogether, one agreeing with a base of its own branch that re-declares
 the method, or a family where many overrides differ is the caller's contract, not drift; an
 override nothing in the tree builds or hands out is latent.
@@ -434,9 +437,14 @@ class Runner:
                     continue  # every override lacking a name binds it (asked before the receiver: most calls)
                 res = ctx.receiver_types(site, recv)
                 statics = sorted(t for t in res.instances() if t in index.classes)
+                # A static or class method answers the same on the class object (`group.backend`
+                # annotated `type[Backend]`) as on an instance.
+                held = sorted(q for q in class_values(res.types) if q in index.classes)
                 for declaring, decl_fn, overrides, _ in narrow[member]:
-                    mine = [t for t in statics if declaring in index.mro(t)]
-                    if not mine or bind_error(bound_params(decl_fn), shape, member):
+                    bare = decl_fn.kind != "method"
+                    mine = [t for t in (sorted({*statics, *held}) if bare else statics) if declaring in index.mro(t)]
+                    if not mine or bind_error(bound_params(decl_fn), shape, member,
+                                              implicit=0 if decl_fn.kind == "staticmethod" else 1):
                         continue
                     reach = set(mine) | {d for t in mine for d in index.descendants(t)}
                     rejecting, accepting = [], []
@@ -825,7 +833,8 @@ def _drifted(index, owner: str, member: str, fn, shape: CallShape) -> bool:
     base (`apply(layer, dispatch_output)` under a base that re-declares it so) is no drift."""
     base = next(((c, index.classes[c].info.methods[member]) for c in index.mro(owner)[1:]
                  if c in index.classes and member in index.classes[c].info.methods), None)
-    if base is None or bind_error(bound_params(base[1]), shape, member):
+    if base is None or bind_error(bound_params(base[1]), shape, member,
+                                  implicit=0 if base[1].kind == "staticmethod" else 1):
         return False
     names = {p.name for p in bound_params(base[1]) if p.kind in (POSITIONAL_OR_KEYWORD, KEYWORD_ONLY)}
     took = {p.name for p in bound_params(fn)}

@@ -119,3 +119,84 @@ def test_renamed_the_same(tmp_path):
         source = source.replace(a, b)
     ((cls, member, level, targets, _),) = findings(tmp_path, source, name="engine")
     assert (cls, member, level, targets) == ("Engine", "cache_layout", "medium", ["HipImpl"])
+
+
+# vLLM 0.11.0's shape: the backends are classes, never instances (the shape is a static method
+# called on the class a group holds, `type[Backend]`), and the platform names the one it picks by
+# its qualified name, loaded by a helper that imports the module and reads the attribute.
+STATIC = '''
+import importlib
+from dataclasses import dataclass
+
+
+class Backend:
+    @staticmethod
+    def kv_shape(n, size, heads, dim, cache_dtype="auto"):
+        raise NotImplementedError
+''' + "".join(f'''
+
+class {name}Backend(Backend):
+    @staticmethod
+    def kv_shape(n, size, heads, dim, cache_dtype="auto"):
+        return (2, n, size, heads, dim)
+''' for name in ("Flash", "Triton", "Flex", "Tree")) + '''
+
+class RocmBackend(Backend):
+    @staticmethod
+    def kv_shape(n, size, heads, dim):                   # the family gained `cache_dtype`; this one did not
+        return (2, n, size * heads * dim)
+
+
+def backend_qualname(rocm: bool) -> str:
+    if rocm:
+        return ("serving.backends."
+                "RocmBackend")
+    return "serving.backends.FlashBackend"
+
+
+def load_by_qualname(qualname: str):
+    module, _, name = qualname.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+@dataclass
+class Group:
+    backend: type[Backend]
+    layers: list
+
+
+class Runner:
+    def __init__(self, groups: list[Group]):
+        self.groups = groups
+
+    def allocate(self, n, size, heads, dim, dtype):
+        for group in self.groups:
+            backend = group.backend
+            yield backend.kv_shape(n, size, heads, dim, cache_dtype=dtype)
+'''
+
+
+def test_a_static_method_called_on_the_class_a_field_holds(tmp_path):
+    """The receiver is a class object (`type[Backend]`), the member a static method: the odd one
+    out raises TypeError there as it would on an instance. The class is named by its qualified
+    name (the platform's choice), which hands it out: the finding is in the default report."""
+    ((cls, member, level, targets, f),) = findings(tmp_path, STATIC)
+    assert (cls, member, level, targets) == ("Runner", "kv_shape", "medium", ["RocmBackend"])
+    assert "unexpected keyword argument 'cache_dtype'" in f.message
+
+
+def test_a_class_no_string_and_no_code_names_stays_latent(tmp_path):
+    source = STATIC.replace('return ("serving.backends."\n                "RocmBackend")',
+                            'return "serving.backends.TritonBackend"')
+    assert source != STATIC
+    ((_, _, level, targets, _),) = findings(tmp_path, source)
+    assert (level, targets) == ("low", ["RocmBackend"])
+
+
+def test_a_static_method_family_renamed(tmp_path):
+    source = STATIC
+    for a, b in {"kv_shape": "page_layout", "RocmBackend": "HipImpl", "Backend": "Impl", "Runner": "Engine",
+                 "Group": "Bucket", "serving.backends": "engine.backends"}.items():
+        source = source.replace(a, b)
+    ((cls, member, level, targets, _),) = findings(tmp_path, source, name="engine")
+    assert (cls, member, level, targets) == ("Engine", "page_layout", "medium", ["HipImpl"])

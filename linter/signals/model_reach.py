@@ -364,18 +364,27 @@ class _Reach:
     def named_by_strings(self) -> frozenset[str]:
         """Classes a module-level table names by two strings, their module and their name, for a
         lazy import (`{"Arch": ("gemma3_mm", "Gemma3ForCausalLM")}`, then `import_module` and
-        `getattr`): handed out by name, as a class in a table of classes is. A pair counts only
-        where an in-tree class of that name lives in a module whose dotted name ends with it."""
+        `getattr`), or by one string, its qualified name (`"pkg.backends.rocm.RocmBackend"`, for
+        `resolve_obj_by_qualname`): handed out by name, as a class in a table of classes is. A pair
+        counts only where an in-tree class of that name lives in a module whose dotted name ends
+        with it; a qualified name only where it is the class's, or ends with it (a tree analysed
+        from below its package's root)."""
         wanted: dict[str, set[str]] = {}
+        spelled: dict[str, set[str]] = {}
         for mod in self.index.modules.values():
             for module_text, name in mod.summary.string_named:
                 wanted.setdefault(name, set()).add(module_text)
-        if not wanted:
+            for text in mod.summary.qualname_strings:
+                spelled.setdefault(text.rpartition(".")[2], set()).add(text)
+        if not wanted and not spelled:
             return frozenset()
         out = set()
         for qual, entry in self.index.classes.items():
-            texts = wanted.get(entry.info.name)
+            name = entry.info.name
+            texts = wanted.get(name)
             if texts and any(entry.module == t or entry.module.endswith("." + t) for t in texts):
+                out.add(qual)
+            elif name in spelled and any(t == qual or t.endswith("." + qual) for t in spelled[name]):
                 out.add(qual)
         return frozenset(out)
 
