@@ -14,7 +14,7 @@ from functools import cached_property
 from .facts import ModuleFacts, function_ref, scopes_of
 from .function_text import FunctionText
 from .index import TreeIndex
-from .refs import is_attr, is_name
+from .refs import call_gate, is_attr, is_name
 from .resolve import Resolver, Scope
 from .summary import EXPRESSIONS
 from .value_uses import ValueUses
@@ -178,10 +178,11 @@ def _name_calls(module: str, summary) -> dict[str, list]:
         scope = None
         seen: set = set()
         for g in fn.gates:
-            if len(g) == 2 and (g[0], g[1]) not in seen:
-                seen.add((g[0], g[1]))
+            c = call_gate(g)
+            if c is not None and c not in seen:
+                seen.add(c)
                 scope = scope or Scope(module, cls, fn)
-                out.setdefault(g[0], []).append((scope, None, g[1]))
+                out.setdefault(c.name, []).append((scope, None, c.line))
         if not modules:
             continue
         for call in fn.calls:

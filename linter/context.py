@@ -15,7 +15,7 @@ from .findings import Evidence
 from .holding_tests import kind_tests_at
 from .index import TreeIndex
 from .passes import TreeModel, run_passes
-from .refs import is_attr, is_getattr, is_name, is_self
+from .refs import base_of, class_values, is_attr, is_call, is_getattr, is_name, is_self, is_type_union
 from .resolve import NOTHING, Resolution, Resolver
 from .summary import CallSite, Probe
 from .uses import Reached, Use
@@ -111,7 +111,7 @@ class Context:
         probes then never meet the other kind."""
         fn = site.fn
         param = next((p for p in fn.params if p.name == name), None)
-        if param is None or param.annotation is None or param.annotation[0] != "tunion" or name in fn.locals \
+        if param is None or not is_type_union(param.annotation) or name in fn.locals \
                 or (site.cls is not None and fn.params[0] is param):
             return None
         got = self.tree.passed_values.passed_to(site.scope, param)
@@ -187,7 +187,7 @@ class Context:
             named = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
             quals = [self.resolver.resolve(("name", n.id) if isinstance(n, ast.Name) else None, site.scope)
                      for n in named]
-            classes = frozenset(t[1] for r in quals for t in r.types if isinstance(t, tuple) and t[0] == "cls")
+            classes = frozenset(q for r in quals for q in class_values(r.types))
             if classes and all(r.types for r in quals):
                 shown = ", ".join(sorted(c.rsplit(".", 1)[-1] for c in classes))
                 out = Resolution(classes, (Evidence(site.path, at, f"`{name}` is tested `isinstance(..., {shown})` "
@@ -228,14 +228,13 @@ def _calls_tree_code(ref, defined: frozenset[str], binds) -> bool:
     calling module does not bind (`binds`) is a builtin's (`next(...)`), whatever the tree defines
     elsewhere under that name."""
     while isinstance(ref, tuple) and ref:
-        kind = ref[0]
-        if kind == "call":
+        if is_call(ref):
             func = ref[1]
             if not (isinstance(func, tuple) and func and (is_name(func) or is_attr(func) or is_getattr(func))):
                 return True
             if func[-1] in defined and not (is_name(func) and func[1] in _BUILTINS and not binds(func[1])):
                 return True
-        elif kind not in ("attr", "sub", "getattr", "iter"):
+        elif base_of(ref) is None:
             return False
         ref = ref[1]
     return False

@@ -11,7 +11,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .refs import is_attr, is_getattr, is_name, is_name_of, is_self, is_union, root_name
+from .refs import (
+    base_of,
+    is_attr,
+    is_getattr,
+    is_item,
+    is_name,
+    is_name_of,
+    is_self,
+    is_seq,
+    is_super_init,
+    is_union,
+    root_name,
+)
 from .resolve import Scope
 from .summary import CallSite, FunctionInfo, ModuleSummary, Probe, member_target
 
@@ -144,7 +156,7 @@ def _compute(module: str, path: str, summary: ModuleSummary) -> ModuleFacts:
         scope = None
         for construction in fn.constructions:
             callee = construction[0]
-            if callee[0] == "super":
+            if is_super_init(callee):
                 continue  # found through the subclass
             last = callee[1].rsplit(".", 1)[-1] if is_name(callee) else callee[-1]
             scope = scope or Scope(module, cqual, fn)
@@ -181,12 +193,11 @@ def _self_attrs_in(ref, fn: FunctionInfo, self_name: str, out: set[str], depth: 
                    through_locals: dict[str, frozenset[str]]) -> None:
     if ref is None or depth > 6:
         return
-    kind = ref[0]
-    if kind == "attr" and is_self(ref[1], self_name):
+    if is_attr(ref) and is_self(ref[1], self_name):
         out.add(ref[2])
-    elif kind in ("iter", "sub", "getattr", "attr", "call"):
-        _self_attrs_in(ref[1], fn, self_name, out, depth + 1, through_locals)
-    elif kind == "name" and ref[1] in fn.locals:
+    elif (base := base_of(ref)) is not None:
+        _self_attrs_in(base, fn, self_name, out, depth + 1, through_locals)
+    elif is_name(ref) and ref[1] in fn.locals:
         hit = through_locals.get(ref[1])
         if hit is None:
             through_locals[ref[1]] = frozenset()  # cycle guard: `x = x.next`
@@ -195,7 +206,7 @@ def _self_attrs_in(ref, fn: FunctionInfo, self_name: str, out: set[str], depth: 
                 _self_attrs_in(value, fn, self_name, found, depth + 1, through_locals)
             hit = through_locals[ref[1]] = frozenset(found)
         out |= hit
-    elif kind in ("seq", "union"):
+    elif is_seq(ref) or is_union(ref):
         for item in ref[1]:
             _self_attrs_in(item, fn, self_name, out, depth + 1, through_locals)
 
@@ -218,17 +229,17 @@ def mentions_self_attr(ref: tuple | None, fn: FunctionInfo, self_name: str, attr
     loops, indexing."""
     if ref is None or depth > 6:
         return None
-    kind = ref[0]
-    if kind == "attr" and is_self(ref[1], self_name) and (attrs is None or ref[2] in attrs):
-        return ref[2]
-    if kind in ("iter", "sub", "getattr", "attr"):
-        return mentions_self_attr(ref[1], fn, self_name, attrs, depth + 1) if kind != "attr" else None
-    if kind == "name" and ref[1] in fn.locals:
+    if is_attr(ref):
+        # `self.<attr>` itself; any other attribute is not read from `self.<attr>` here
+        return ref[2] if is_self(ref[1], self_name) and (attrs is None or ref[2] in attrs) else None
+    if is_item(ref) or is_getattr(ref):
+        return mentions_self_attr(ref[1], fn, self_name, attrs, depth + 1)
+    if is_name(ref) and ref[1] in fn.locals:
         for value in fn.locals[ref[1]]:
             hit = mentions_self_attr(value, fn, self_name, attrs, depth + 1)
             if hit:
                 return hit
-    if kind in ("seq", "union"):
+    if is_seq(ref) or is_union(ref):
         for item in ref[1]:
             hit = mentions_self_attr(item, fn, self_name, attrs, depth + 1)
             if hit:

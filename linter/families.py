@@ -18,7 +18,7 @@ from .facts import ModuleFacts, function_ref, mentions_self_attr
 from .findings import Evidence
 from .index import TreeIndex
 from .passed_values import PassedValues
-from .refs import is_attr, is_call, is_getattr, is_name, is_self, is_seq, root_name
+from .refs import base_of, is_attr, is_call, is_getattr, is_item, is_name, is_self, is_seq, is_union, root_name, seq_of
 from .resolve import Resolution, Resolver, Scope, describe_type
 from .summary import KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, FunctionInfo, member_target
 
@@ -71,13 +71,13 @@ class FamilyModel:
     - Families: `family_members` (class -> its family roots), `same_family`, `is_polymorphic`,
       `implementations` (every class an attribute of given static types can hold).
     - Wrappers and delegates: `wrappers` (qualified name -> Wrapper, each with its Delegates and
-      the evidence for what they hold), `delegates_holding` (a wrapper's delegates that can hold
+      the evidence for what they hold), `delegates_able_to_hold` (a wrapper's delegates that can hold
       a given class), `delegate_sources` (every construction that stores a delegate),
       `forwarded_to` / `forwards_own_name` (what a wrapper's methods reach on its delegates),
       `wrapper_ancestors`, `outermost`.
     - Members: `provides` (whether an instance really has a member), `members_provided`,
       `structural_members` / `family_structure` (delegate attribute names).
-    - Receivers inside wrappers: `held_at` (what a receiver in a wrapper's method can be),
+    - Receivers inside wrappers: `classes_read_from_own_attrs` (what a receiver in a wrapper's method can be),
       `reads_own_delegate` / `is_wrapper_internal` (a wrapper reading its own delegates is no
       probe of itself), `wrappers_given`, `unwrapping_functions` / `via_unwrapper` (code that
       looks through wrappers).
@@ -144,7 +144,7 @@ class FamilyModel:
             hit = self._implementations_memo[key] = (tuple(sorted(out)), frozenset(out))
         return hit
 
-    def delegates_holding(self, w: Wrapper, impl: str) -> list[Delegate]:
+    def delegates_able_to_hold(self, w: Wrapper, impl: str) -> list[Delegate]:
         """The wrapper's delegates that can hold `impl` (nested wrappers included)."""
         return [d for d in w.delegates if impl in self._implementations(d.types, None, False, True, d.exact)[1]]
 
@@ -265,15 +265,14 @@ class FamilyModel:
         # 7,564 questions on one real tree).
         if ref is None or depth > 6:
             return False
-        kind = ref[0]
-        if kind == "call":
+        if is_call(ref):
             res = self.resolver.resolve(ref[1], scope)
             for t in res.types:
                 if self.unwrapping_functions.get(t, frozenset()) & structure:
                     return True
-        if kind in ("attr", "sub", "iter", "getattr", "call"):
-            return self._unwrapped(site_fn, scope, ref[1], structure, depth + 1, memo) if ref[1] else False
-        if kind == "name" and ref[1] in site_fn.locals:
+        if (base := base_of(ref)) is not None:
+            return self._unwrapped(site_fn, scope, base, structure, depth + 1, memo)
+        if is_name(ref) and ref[1] in site_fn.locals:
             key = (ref[1], depth)
             hit = memo.get(key)
             if hit is None:
@@ -299,7 +298,7 @@ class FamilyModel:
             return False
         return self._own_delegate_in(site_cls, fn, ref, 0)
 
-    def held_at(self, site_cls: str | None, fn: FunctionInfo, ref: tuple | None) -> set[str] | None:
+    def classes_read_from_own_attrs(self, site_cls: str | None, fn: FunctionInfo, ref: tuple | None) -> set[str] | None:
         """The classes a receiver in a method of `site_cls` can be when every value it can take
         reads an attribute of `self` (`pool = self.a if x else self.b`, a loop over
         `self.backends`): what a wrapper's delegates hold, or what the class is built with
@@ -317,7 +316,8 @@ class FamilyModel:
             if d is not None:
                 out |= set(self.implementations(d.types, leaves_only=False, exact=d.exact))
                 continue
-            got = self.passed_values.held(site_cls, attr)  # another attribute of its own: what it is built with
+            # another attribute of its own: what it is built with
+            got = self.passed_values.attribute_values(site_cls, attr)
             if got is None or not all(isinstance(t, str) for t in got.values):
                 return None
             out |= set(self.implementations(got.values.keys(), leaves_only=False,
@@ -371,7 +371,7 @@ class FamilyModel:
         those, each exactly where it is built by calling the class itself."""
         if delegate.sequence:
             return
-        got = passed.held(qual, delegate.attr)
+        got = passed.attribute_values(qual, delegate.attr)
         if got is None:
             return
         values, steps = got.values, got.steps
@@ -545,8 +545,7 @@ class FamilyModel:
         for attr in sorted(attrs):
             res = self._stored(qual, attr) or self.resolver.attribute_of(qual, attr)
             members = {t for t in res.types if isinstance(t, str) and self.same_family(t, qual)}
-            seq = {t[1] for t in res.types if isinstance(t, tuple) and t[0] == "seq"
-                   and self.same_family(t[1], qual)}
+            seq = {q for t in res.types if (q := seq_of(t)) is not None and self.same_family(q, qual)}
             if members or seq:
                 shown = ", ".join(sorted(describe_type(t) for t in res.types))
                 note = f"`self.{attr}` holds {shown}"
@@ -687,14 +686,13 @@ def _only_self_attrs(ref: tuple | None, fn: FunctionInfo, self_name: str, out: s
     every binding of which is such); collects those attrs in `out`."""
     if ref is None or depth > 6:
         return False
-    kind = ref[0]
-    if kind == "attr" and is_self(ref[1], self_name):
+    if is_attr(ref) and is_self(ref[1], self_name):
         out.add(ref[2])
         return True
-    if kind in ("sub", "iter"):
+    if is_item(ref):
         return _only_self_attrs(ref[1], fn, self_name, out, depth + 1)
-    if kind == "union":
+    if is_union(ref):
         return all(_only_self_attrs(r, fn, self_name, out, depth + 1) for r in ref[1])
-    if kind == "name" and ref[1] != self_name and fn.locals.get(ref[1]):
+    if is_name(ref) and ref[1] != self_name and fn.locals.get(ref[1]):
         return all(_only_self_attrs(v, fn, self_name, out, depth + 1) for v in fn.locals[ref[1]])
     return False

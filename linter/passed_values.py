@@ -30,7 +30,21 @@ from .findings import Evidence
 from .function_text import FunctionText
 from .index import TreeIndex
 from .reaching import bind_arguments
-from .refs import dotted_ref, is_attr, is_name, is_self, is_sub
+from .refs import (
+    class_values,
+    defaulted_type,
+    dotted_ref,
+    is_attr,
+    is_call,
+    is_name,
+    is_self,
+    is_seq,
+    is_sub,
+    is_union,
+    lambda_body,
+    lambda_ref,
+    module_value,
+)
 from .registries import Registries
 from .resolve import Resolver, Scope, describe_type
 from .summary import EXPRESSIONS, KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL
@@ -41,7 +55,6 @@ MAX_STEPS = 8  # parameter and return hops followed from the assignment
 # (_RECEIVED, name, values of the rebindings of it that reach the call too).
 _RECEIVED = "received"
 MAX_CALLERS = 8  # more callers than this: a utility, not a builder handing classes over
-_LAMBDA = "lambda"  # ("lambda", body ref): an argument that is a lambda (a callable made in place)
 # (Lower-bound mode) a value handed in from outside the tree: a parameter of a function no code of
 # the tree calls. Whatever an API's caller passes; not "unknown".
 OUTSIDE = ("outside",)
@@ -75,7 +88,7 @@ class Caller(NamedTuple):
 
 
 class Traced(NamedTuple):
-    """What `held` and `passed_to` answer: the values, and the evidence of how they were followed."""
+    """What `attribute_values` and `passed_to` answer: the values, and the evidence of how they were followed."""
 
     values: dict  # element -> whether it is exactly that class (see Values)
     steps: list[Evidence]
@@ -108,7 +121,7 @@ class PassedValues:
         self._return_memo: dict[tuple, tuple[dict, list] | None] = {}
 
     # --- the question ----------------------------------------------------------------------------
-    def held(self, qual: str, attr: str) -> Traced | None:
+    def attribute_values(self, qual: str, attr: str) -> Traced | None:
         """What `self.<attr>` holds on an instance of `qual`, from every assignment of it in the
         classes of its MRO; None where one of them cannot be followed."""
         out: dict = {}
@@ -151,10 +164,9 @@ class PassedValues:
     def _value(self, ref: tuple | None, scope: Scope, steps: int, visiting: frozenset):
         if ref is None or steps > MAX_STEPS:
             return None
-        kind = ref[0]
-        if kind == "name":
+        if is_name(ref):
             return self._name(ref[1], scope, steps, visiting)
-        if kind == "union":
+        if is_union(ref):
             out: dict = {}
             ev: list = []
             for item in ref[1]:
@@ -164,16 +176,16 @@ class PassedValues:
                 _merge(out, got[0])
                 ev.extend(got[1])
             return out, ev
-        if kind == "call":
+        if is_call(ref):
             loaded = self._loaded_module(ref, scope)
             return loaded if loaded is not None else self._call(ref, scope, steps, visiting)
-        if kind == "sub":
+        if is_sub(ref):
             return self._table(ref[1], scope, steps)
-        if kind == "attr" and scope.cls and scope.fn is not None and scope.fn.params \
+        if is_attr(ref) and scope.cls and scope.fn is not None and scope.fn.params \
                 and scope.fn.kind == "method" and is_self(ref[1], scope.fn.params[0].name) \
                 and getattr(self.index.lookup(scope.cls, ref[2]), "kind", None) == "method":
             return {("bound", scope.cls, ref[2]): True}, []  # `self.make`, handed on uncalled
-        if kind == "attr" and self.partial and scope.cls and scope.fn is not None and scope.fn.params \
+        if is_attr(ref) and self.partial and scope.cls and scope.fn is not None and scope.fn.params \
                 and is_self(ref[1], scope.fn.params[0].name):
             # (Lower-bound mode) `self.x`: what the class ever stores there.
             key = (scope.cls, ref[2])
@@ -181,20 +193,20 @@ class PassedValues:
                 return None
             self._held_visiting.add(key)
             try:
-                return self.held(scope.cls, ref[2])
+                return self.attribute_values(scope.cls, ref[2])
             finally:
                 self._held_visiting.discard(key)
-        if kind == "seq" and self.partial:  # (lower-bound mode) `[A(), B()]`: its elements
+        if is_seq(ref) and self.partial:  # (lower-bound mode) `[A(), B()]`: its elements
             out, ev = {}, []
             for item in ref[1]:
                 got = self.value(item, scope, steps + 1, visiting)
                 _merge(out, got[0])
                 ev.extend(got[1])
             return out, ev
-        if kind == _LAMBDA:  # a callable: what calling it gives, read where it was written
-            got = self.value(ref[1], scope, steps + 1, visiting)
+        if (body := lambda_body(ref)) is not None:  # a callable: what calling it gives, read where it was written
+            got = self.value(body, scope, steps + 1, visiting)
             return None if got is None else ({("ret", k): e for k, e in got[0].items()}, got[1])
-        if kind == "attr" and ref[1] is not None and is_name(ref[1]):
+        if is_attr(ref) and is_name(ref[1]):
             base = self._value(ref[1], scope, steps + 1, visiting)
             names = external(base[0]) if base is not None else []
             if names:  # `module.Loader` of a module loaded from outside: outside too
@@ -386,8 +398,8 @@ class PassedValues:
                 return got
         if is_attr(func):
             base = self.resolver.resolve(func[1], scope)
-            if base.types and all(isinstance(t, tuple) and t[0] == "mod" for t in base.types):
-                quals = {getattr(self.index.resolve_name(t[1], func[2]), "qual", None) for t in base.types}
+            if base.types and all(module_value(t) for t in base.types):
+                quals = {getattr(self.index.resolve_name(module_value(t), func[2]), "qual", None) for t in base.types}
                 if all(q in self.index.classes for q in quals):
                     return dict.fromkeys(quals, True), []  # `module.Cls(...)`
                 if all(q is not None and self._function_info(q) is not None for q in quals):
@@ -521,8 +533,8 @@ class PassedValues:
             else:
                 if not self._splats_cannot_carry(cscope, param.name, position is not None, call):
                     return None
-                if param.annotation is not None and param.annotation[0] == "tdefault":
-                    sym = self.index.resolve_name(scope.module, param.annotation[1][1])
+                if (defaulted := defaulted_type(param.annotation)) is not None:
+                    sym = self.index.resolve_name(scope.module, defaulted[1])
                     if sym is None or sym.kind != "class" or sym.qual not in self.index.classes:
                         return None
                     _merge(out, {("cls", sym.qual): True})
@@ -595,7 +607,7 @@ class PassedValues:
             types = self.resolver.resolve(recv, csite.scope).types
             res = {t for t in types if isinstance(t, str)}
             if fn.kind != "method":  # `Cls.make(...)` calls it on the class itself too
-                res |= {t[1] for t in types if isinstance(t, tuple) and t[0] == "cls"}
+                res |= set(class_values(types))
             if not res or how != "call":
                 if self.partial:
                     continue  # a lower bound: only the calls known to run it
@@ -779,9 +791,9 @@ def _returned(fn: ast.AST):
 
 
 def _argument_ref(node: ast.expr) -> tuple | None:
-    """A call argument's ref; a lambda without parameters is (_LAMBDA, its body's ref)."""
+    """A call argument's ref; a lambda without parameters is a lambda ref of its body's."""
     if isinstance(node, ast.Lambda) and not node.args.args and not node.args.posonlyargs \
             and not node.args.kwonlyargs and not node.args.vararg and not node.args.kwarg:
         body = EXPRESSIONS.ref(node.body)
-        return (_LAMBDA, body) if body is not None else None
+        return lambda_ref(body) if body is not None else None
     return EXPRESSIONS.ref(node)

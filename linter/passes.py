@@ -5,7 +5,7 @@ tree's model from the layers it names, and only from those: a layer is handed fi
 and never a model still being built, so none can call back into one that needs it. The rules
 then read the finished model through the Context (context.py).
 
-A layer answers questions (`calls.init_calls(cls)`, `passed_values.held(cls, attr)`) and keeps
+A layer answers questions (`calls.init_calls(cls)`, `passed_values.attribute_values(cls, attr)`) and keeps
 each answer for the rest of the run; what no rule asks is never computed, which keeps a tree
 without a single family as cheap as its parse.
 

@@ -19,7 +19,30 @@ from dataclasses import dataclass
 
 from .findings import Evidence
 from .index import TreeIndex
-from .refs import is_attr
+from .refs import (
+    annotation_of,
+    class_element,
+    class_type_item,
+    class_value,
+    defaulted_type,
+    instance_or_class,
+    is_attr,
+    is_call,
+    is_function_value,
+    is_getattr,
+    is_iter,
+    is_method_value,
+    is_name,
+    is_seq,
+    is_sub,
+    is_union,
+    module_value,
+    seq_element,
+    seq_of,
+    seq_type_item,
+    type_alternatives,
+    type_name,
+)
 from .summary import FunctionInfo, declared_only
 
 EMPTY: frozenset = frozenset()
@@ -56,8 +79,8 @@ def ordered(types) -> list:
 def describe_type(t) -> str:
     if isinstance(t, str):
         return t.rsplit(".", 1)[-1]
-    if t[0] == "seq":
-        return f"list[{t[1].rsplit('.', 1)[-1]}]"
+    if (item := seq_of(t)) is not None:
+        return f"list[{item.rsplit('.', 1)[-1]}]"
     return f"{t[0]} {t[-1]}"
 
 
@@ -89,28 +112,27 @@ class Resolver:
     def annotation(self, tref: tuple | None, module: str) -> frozenset:
         if tref is None:
             return EMPTY
-        kind = tref[0]
-        if kind == "t":
-            sym = self.index.resolve_name(module, tref[1])
+        if (name := type_name(tref)) is not None:
+            sym = self.index.resolve_name(module, name)
             if sym is not None and sym.kind == "class" and sym.qual in self.index.classes:
                 return frozenset((sym.qual,))
             return EMPTY
-        if kind == "tseq":
-            return frozenset(("seq", t) for t in self.annotation(tref[1], module) if isinstance(t, str))
-        if kind == "tunion":
+        if (item := seq_type_item(tref)) is not None:
+            return frozenset(seq_element(t) for t in self.annotation(item, module) if isinstance(t, str))
+        if (alternatives := type_alternatives(tref)) is not None:
             out: set = set()
-            for item in tref[1]:
-                out |= self.annotation(item, module)
+            for alt in alternatives:
+                out |= self.annotation(alt, module)
             return frozenset(out)
-        if kind == "ttype":  # type[X]: the class X or a subclass, called to build one
-            return frozenset(("cls", t) for t in self.annotation(tref[1], module) if isinstance(t, str))
-        if kind == "tdefault":
-            ann, default = tref[1]
+        if (item := class_type_item(tref)) is not None:  # type[X]: the class X or a subclass, called to build one
+            return frozenset(class_element(t) for t in self.annotation(item, module) if isinstance(t, str))
+        if (defaulted := defaulted_type(tref)) is not None:
+            ann, default = defaulted
             sym = self.index.resolve_name(module, default)
             if sym is not None and sym.kind == "class" and sym.qual in self.index.classes:
                 # A class default: the parameter holds a class (the annotation names its base).
                 bases = [t for t in self.annotation(ann, module) if isinstance(t, str)]
-                return frozenset(("cls", t) for t in (bases or [sym.qual]))
+                return frozenset(class_element(t) for t in (bases or [sym.qual]))
             return self.annotation(ann, module)
         return EMPTY
 
@@ -118,50 +140,49 @@ class Resolver:
     def annotation_text(tref: tuple | None) -> str:
         if tref is None:
             return "?"
-        if tref[0] == "t":
-            return tref[1]
-        if tref[0] == "tseq":
-            return f"list[{Resolver.annotation_text(tref[1])}]"
-        if tref[0] == "ttype":
-            return f"type[{Resolver.annotation_text(tref[1])}]"
-        if tref[0] == "tdefault":
-            ann, default = tref[1]
+        if (name := type_name(tref)) is not None:
+            return name
+        if (item := seq_type_item(tref)) is not None:
+            return f"list[{Resolver.annotation_text(item)}]"
+        if (item := class_type_item(tref)) is not None:
+            return f"type[{Resolver.annotation_text(item)}]"
+        if (defaulted := defaulted_type(tref)) is not None:
+            ann, default = defaulted
             return f"{Resolver.annotation_text(ann) if ann else '?'} = {default}"
-        return " | ".join(Resolver.annotation_text(t) for t in tref[1])
+        return " | ".join(Resolver.annotation_text(t) for t in type_alternatives(tref) or ())
 
     # --- the resolver -------------------------------------------------------------------------
     def resolve(self, ref: tuple | None, scope: Scope, depth: int = 0,
                 visiting: frozenset = frozenset()) -> Resolution:
         if ref is None or depth > MAX_DEPTH:
             return NOTHING
-        kind = ref[0]
-        if kind == "name":
+        if is_name(ref):
             return self._name(ref[1], scope, depth, visiting)
-        if kind in ("attr", "getattr"):
+        if is_attr(ref) or is_getattr(ref):
             base = self.resolve(ref[1], scope, depth + 1, visiting)
             return self._attribute(base, ref[2], depth, visiting)
-        if kind == "call":
+        if is_call(ref):
             return self._call(ref, scope, depth, visiting)
-        if kind in ("sub", "iter"):
+        if is_sub(ref) or is_iter(ref):
             base = self.resolve(ref[1], scope, depth + 1, visiting)
-            elems = frozenset(t[1] for t in base.types if isinstance(t, tuple) and t[0] == "seq")
+            elems = frozenset(q for t in base.types if (q := seq_of(t)) is not None)
             return Resolution(elems, base.steps, base.via) if elems else NOTHING
-        if kind == "seq":
+        if is_seq(ref):
             out, steps = set(), []
             for item in ref[1]:
                 r = self.resolve(item, scope, depth + 1, visiting)
-                out |= {("seq", t) for t in r.types if isinstance(t, str)}
+                out |= {seq_element(t) for t in r.types if isinstance(t, str)}
                 steps.extend(r.steps)
             return Resolution(frozenset(out), tuple(steps[:6]))
-        if kind == "union":
+        if is_union(ref):
             out, steps = set(), []
             for item in ref[1]:
                 r = self.resolve(item, scope, depth + 1, visiting)
                 out |= r.types
                 steps.extend(r.steps)
             return Resolution(frozenset(out), tuple(steps[:6]))
-        if kind == "type":
-            return Resolution(self.annotation(ref[1], scope.module))
+        if (tref := annotation_of(ref)) is not None:
+            return Resolution(self.annotation(tref, scope.module))
         return NOTHING
 
     def _name(self, name: str, scope: Scope, depth: int, visiting: frozenset) -> Resolution:
@@ -170,7 +191,7 @@ class Resolver:
         if fn is not None and fn.name != "<module>":
             params = fn.params
             if scope.cls and params and name == params[0].name and fn.kind != "staticmethod":
-                elem = ("cls", scope.cls) if fn.kind == "classmethod" else scope.cls
+                elem = class_element(scope.cls) if fn.kind == "classmethod" else scope.cls
                 return Resolution(frozenset((elem,)))
             for p in params:
                 if p.name == name:
@@ -222,11 +243,10 @@ class Resolver:
     def _attribute(self, base: Resolution, attr: str, depth: int, visiting: frozenset) -> Resolution:
         out, steps = set(), list(base.steps)
         for t in ordered(base.types):
-            if isinstance(t, str) or (isinstance(t, tuple) and t[0] == "cls"):
-                qual = t if isinstance(t, str) else t[1]
+            if (qual := instance_or_class(t)) is not None:
                 r = self.attribute_of(qual, attr, depth + 1)
-            elif t[0] == "mod":
-                sym = self.index.resolve_name(t[1], attr)
+            elif (module := module_value(t)) is not None:
+                sym = self.index.resolve_name(module, attr)
                 if sym is None:
                     continue
                 r = self._symbol(sym, depth + 1, visiting)
@@ -314,12 +334,12 @@ class Resolver:
         for t in ordered(func.types):
             if isinstance(t, str):
                 continue  # calling an instance: __call__, not followed
-            if t[0] == "cls":
-                out.add(t[1])
+            if (cls := class_value(t)) is not None:
+                out.add(cls)
                 continue
             fn = self.function_of(t)
             if fn is not None:
-                r = self._return_types(t[1].rpartition(".")[0], None, fn, depth) if t[0] == "fn" else \
+                r = self._return_types(t[1].rpartition(".")[0], None, fn, depth) if is_function_value(t) else \
                     self._returns(t[1], fn, depth)
                 out |= r.types
                 steps.extend(r.steps)
@@ -341,12 +361,12 @@ class Resolver:
         base = self.resolve(func_ref[1], scope, depth + 1, visiting)
         calls = []
         for t in ordered(base.types):
-            qual = t if isinstance(t, str) else t[1] if t[0] == "cls" else None
+            qual = instance_or_class(t)
             if qual is None:
                 return None
             for m in ordered(self.attribute_of(qual, func_ref[2], depth + 1).types):
                 fn = self.function_of(m)
-                if fn is None or m[0] != "method":
+                if fn is None or not is_method_value(m):
                     return None
                 calls.append((qual, m[1], fn))
         bound = any(fn.kind == "classmethod" and qual != owner for qual, owner, fn in calls)
@@ -392,11 +412,11 @@ class Resolver:
         """The function a ("fn", qual) or ("method", class, name) type element names, if in the tree."""
         if not isinstance(t, tuple):
             return None
-        if t[0] == "fn":
+        if is_function_value(t):
             module, _, name = t[1].rpartition(".")
             mod = self.index.modules.get(module)
             return mod.summary.functions.get(name) if mod else None
-        if t[0] == "method":
+        if is_method_value(t):
             entry = self.index.classes.get(t[1])
             return entry.info.methods.get(t[2]) if entry else None
         return None
@@ -405,8 +425,10 @@ class Resolver:
         """Whether type element `t` is one of, or a subclass of, the declared types."""
         if isinstance(t, str):
             return any(isinstance(d, str) and d in self.index.mro(t) for d in declared)
-        if t[0] in ("seq", "cls"):
-            return any(isinstance(d, tuple) and d[0] == t[0] and d[1] in self.index.mro(t[1]) for d in declared)
+        for read in (seq_of, class_value):  # a collection within collections, a class within classes
+            q = read(t)
+            if q is not None:
+                return any((b := read(d)) is not None and b in self.index.mro(q) for d in declared)
         return False
 
     def _returns(self, owner: str, fn: FunctionInfo, depth: int) -> Resolution:

@@ -26,7 +26,18 @@ from .deepstack import call_deep
 from .guards import OPAQUE, Guard, exits, falsy_defaults, guards_in_use, split_both, split_test
 from .platforms import add_platform_gates, test_platform
 from .reaching import bind_arguments, bind_local_calls
-from .refs import is_attr, is_call, is_getattr, is_name, root_name
+from .refs import (
+    call_gate,
+    is_attr,
+    is_call,
+    is_getattr,
+    is_name,
+    is_seq,
+    names_in,
+    root_name,
+    type_alternatives,
+    type_union,
+)
 
 # Increment when the summary's shape or meaning changes: it keys the on-disk cache.
 SUMMARY_VERSION = 36
@@ -119,9 +130,8 @@ class FunctionInfo:
     constructions: tuple[tuple, ...] = ()
     unimplemented: bool = False  # body is only `raise NotImplementedError`: a placeholder, not a behaviour
     # What decides which model runs this code (linter/signals/model_reach.py): calls of names the
-    # module imports or defines, (name, line), and model tests, (first line, last line, key) over
-    # the lines they guard (last line -1: to the end, -2: to the end, and the function raises where
-    # the test fails; first line 0: a `return` of the test).
+    # module imports or defines and model tests over the lines they guard, read with
+    # refs.call_gate and refs.test_gate.
     gates: tuple[tuple, ...] = ()
     guards: tuple[Guard, ...] = ()  # the flag tests that decide which lines run (linter/guards.py)
     # `__init__` only: parameters defaulting to None/False/0/"", so that a test of them fails
@@ -308,8 +318,8 @@ def _union(a: tuple | None, b: tuple | None) -> tuple | None:
         return b
     if b is None:
         return a
-    items = (a[1] if a[0] == "tunion" else (a,)) + (b[1] if b[0] == "tunion" else (b,))
-    return ("tunion", items)
+    items = (type_alternatives(a) or (a,)) + (type_alternatives(b) or (b,))
+    return type_union(items)
 
 
 def _str_arg(node: ast.expr) -> str | None:
@@ -598,7 +608,7 @@ class _FunctionWalker(ast.NodeVisitor):
         else:
             value = self.ref(arg)
             if value is not None and func.attr == "extend":
-                value = value if value[0] == "seq" else ("seq", (("iter", value),))
+                value = value if is_seq(value) else ("seq", (("iter", value),))
             elif value is not None:
                 value = ("seq", (value,))
         if value is None:
@@ -1626,7 +1636,7 @@ def summarise_tree(tree: ast.Module, n_lines: int, module: ModuleWalk | None = N
         filled.update(fn.self_attrs)
         _prune(fn, module_names)
         if fn.gates:
-            fn.gates = tuple([g for g in fn.gates if len(g) == 3 or g[0] in callable_names])
+            fn.gates = tuple([g for g in fn.gates if (c := call_gate(g)) is None or c.name in callable_names])
 
     toplevel = FunctionInfo(
         name="<module>", line=1, col=0, end_line=n_lines, params=(), decorators=(), returns=None,
@@ -1635,7 +1645,7 @@ def summarise_tree(tree: ast.Module, n_lines: int, module: ModuleWalk | None = N
         constructions=_constructions_bound(top_walker, tree.body), gates=tuple(top_walker.gates),
     )
     _prune(toplevel, module_names, keep_all_locals=True)
-    toplevel.gates = tuple(g for g in toplevel.gates if len(g) == 3 or g[0] in callable_names)
+    toplevel.gates = tuple(g for g in toplevel.gates if (c := call_gate(g)) is None or c.name in callable_names)
     return ModuleSummary(
         lines=n_lines, imports=tuple(imports), classes=classes, functions=functions,
         toplevel=toplevel, dunder_all=dunder_all, unguarded_imports=tuple(unguarded),
@@ -1719,38 +1729,15 @@ def member_target(fn: FunctionInfo, func: tuple) -> tuple | None:
     already bound such a local's calls to the bindings that reach them (linter/reaching.py); a
     call it left as a name (in a closure or a lambda) may be reached by any of the local's values.
     """
-    kind = func[0]
-    if kind == "attr":
+    if is_attr(func):
         return (func[1], func[2], "call")
-    if kind == "getattr":
+    if is_getattr(func):
         return (func[1], func[2], "getattr")
-    if kind == "name":
+    if is_name(func):
         for value in fn.locals.get(func[1], ()):
             if value and is_getattr(value):
                 return (value[1], value[2], "getattr")
     return None
-
-
-def _names_in(ref, out: set[str]) -> None:
-    """Every name a ref reads (`("name", x)` anywhere inside it, sequences of refs included)."""
-    # A loop over a stack, not recursion: it runs for every kept call, probe and binding.
-    if type(ref) is not tuple or not ref:
-        return
-    stack = [ref]
-    pop, push = stack.pop, stack.append
-    while stack:
-        ref = pop()
-        head = ref[0]
-        if head == "name":
-            out.add(ref[1])
-        elif type(head) is str:
-            for item in ref[1:]:
-                if type(item) is tuple and item:
-                    push(item)
-        else:  # a sequence of refs
-            for sub in ref:
-                if type(sub) is tuple and sub:
-                    push(sub)
 
 
 def _prune(fn: FunctionInfo, module_names: set[str], keep_all_locals: bool = False) -> None:
@@ -1772,21 +1759,21 @@ def _prune(fn: FunctionInfo, module_names: set[str], keep_all_locals: bool = Fal
         return
     wanted: set[str] = set()
     for call in fn.calls:
-        _names_in(call.func, wanted)
+        names_in(call.func, wanted)
     for probe in fn.probes:
-        _names_in(probe.receiver, wanted)
+        names_in(probe.receiver, wanted)
     for value in fn.return_values:
-        _names_in(value, wanted)
+        names_in(value, wanted)
     for value, _, _ in fn.asserted:
-        _names_in(value, wanted)
+        names_in(value, wanted)
     for assigns in fn.self_attrs.values():
         for value, _, _ in assigns:
-            _names_in(value, wanted)
+            names_in(value, wanted)
     for _, args, kwargs, _ in fn.constructions:
         for value in args:
-            _names_in(value, wanted)
+            names_in(value, wanted)
         for _, value in kwargs:
-            _names_in(value, wanted)
+            names_in(value, wanted)
     closure: dict[str, tuple[tuple, ...]] = {}
     todo = [n for n in wanted if n in fn.locals]
     while todo:
@@ -1796,7 +1783,7 @@ def _prune(fn: FunctionInfo, module_names: set[str], keep_all_locals: bool = Fal
         closure[name] = fn.locals[name]
         found: set[str] = set()
         for value in closure[name]:
-            _names_in(value, found)
+            names_in(value, found)
         todo.extend(n for n in found if n in fn.locals and n not in closure)
     # In the function's own order: `closure` was filled in the order of a set of names, which
     # depends on the hash seed, and the cache's bytes must not.

@@ -10,7 +10,7 @@ from ..linter.confidence import Pairing
 from ..linter.findings import Evidence, Finding, details_of
 from ..linter.refs import is_attr, is_self
 from ..linter.uses import Use
-from .base import Example, Reach, Rule, RuntimeCheck, delegate_pairings, holding_delegates, short
+from .base import Example, Reach, Rule, RuntimeCheck, delegate_pairings, delegates_named_in_evidence, short
 
 if TYPE_CHECKING:
     from ..linter.context import Context
@@ -222,7 +222,7 @@ def prefill(backend: Backend, batch):
         evidence.append(Evidence(entry.file.display, entry.info.line,
                                  f"`{w}` is a wrapper: it neither defines nor inherits `{member}` "
                                  f"and has no `__getattr__`"))
-        holding = holding_delegates(ctx, wq, wrapper, member, owners)
+        holding = delegates_named_in_evidence(ctx, wq, wrapper, member, owners)
         for d in wrapper.delegates:
             last = d.evidence[-1:] if d.attr in holding else ()
             evidence.extend(replace(e, supporting=True) for e in d.evidence[-2:] if e not in last)

@@ -379,7 +379,7 @@ class Runner:
             shape = CallShape.of(call)
             rejecting, accepting = [], []
             # A class calling what it holds meets only what that is built with.
-            held = model.held_at(site.cls, site.fn, recv)
+            held = model.classes_read_from_own_attrs(site.cls, site.fn, recv)
             for impl in model.implementations(set(statics)):
                 if held is not None and impl not in held:
                     continue
@@ -624,7 +624,7 @@ class Runner:
                         continue  # nothing it declares is forwarded, or the declaration itself rejects
                     statics.append(t)
                     if not asked:
-                        held, asked = model.held_at(site.cls, fn, recv), True
+                        held, asked = model.classes_read_from_own_attrs(site.cls, fn, recv), True
                     for impl in model.implementations({t}):
                         found = index.method(impl, member)
                         if impl in seen or found is None or found.owner == base_owner or found.fn.kind != "method" \
@@ -692,8 +692,8 @@ class Runner:
                 if not hands_own_operations(uses):
                     continue  # a helper it uses, not an object it hands its operations to
                 if not _built_by_name(index, qual, attr):
-                    continue  # cheap test first: held() follows every store to its builders
-                got = passed.held(qual, attr)
+                    continue  # cheap test first: attribute_values() follows every store to its builders
+                got = passed.attribute_values(qual, attr)
                 if got is None or not got.values or not all(isinstance(t, str) and exact
                                                             for t, exact in got.values.items()):
                     continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..linter.confidence import Pairing
 from ..linter.families import Delegate, Wrapper
@@ -19,14 +19,17 @@ from .base import (
     RuntimeCheck,
     calls_on_own_attrs,
     delegate_pairings,
+    delegates_named_in_evidence,
     hands_own_operations,
-    holding_delegates,
     short,
 )
 
 if TYPE_CHECKING:
     from ..linter.context import Context
+    from ..linter.facts import Site
     from ..linter.function_text import Constant
+    from ..linter.resolve import Resolution
+    from ..linter.summary import FunctionInfo
 
 _BASE = '''
 class Backend:
@@ -237,17 +240,16 @@ delegates that may not implement a placeholder hook, only where the configuratio
                 sites = list(self._sites(ctx, wq, member))
                 if sites:
                     holders = [i for i in impls if index.owner_of(i, member) in overriders]
-                    gaps[(wq, member)] = (base, base_fn, overriders, sites, holders)
+                    gaps[(wq, member)] = Gap(base, base_fn, overriders, sites, holders)
         gaps.update(self._facade_gaps(ctx, used, gaps.keys()))
         for wq, member in model.outermost(gaps):
-            base, base_fn, overriders, sites, holders = gaps[(wq, member)]
+            gap = gaps[(wq, member)]
             wrapper = model.wrappers.get(wq) or self._facades(ctx)[wq]
-            finding = self._report(ctx, wq, index.classes[wq], wrapper, member, base, base_fn,
-                                   overriders, [s[:5] for s in sites])
-            yield self.assessed(ctx, finding, [Pairing(self.code, wq, impl, member, site, line, kind, recv)
-                                          for site, line, kind, _, _, recv in sites for impl in holders])
+            finding = self._report(ctx, wq, index.classes[wq], wrapper, member, gap)
+            yield self.assessed(ctx, finding, [Pairing(self.code, wq, impl, member, s.site, s.line, s.kind, s.receiver)
+                                               for s in gap.sites for impl in gap.holders])
 
-    def _facade_gaps(self, ctx: Context, used, known) -> dict[tuple[str, str], tuple]:
+    def _facade_gaps(self, ctx: Context, used, known) -> dict[tuple[str, str], Gap]:
         """A facade over an object of another family: a class of a family that hands several of
         its own operations, by their own names, to one held object (`def build_model(self):
         self.model_agent.build_model()`) while it inherits its family base's placeholder
@@ -273,7 +275,7 @@ delegates that may not implement a placeholder hook, only where the configuratio
                 sites = list(self._sites(ctx, wq, member))
                 if sites:
                     holders = [i for i in impls if index.owner_of(i, member) in overriders]
-                    out[(wq, member)] = (hit.owner, base_fn, overriders, sites, holders)
+                    out[(wq, member)] = Gap(hit.owner, base_fn, overriders, sites, holders)
         return out
 
     @staticmethod
@@ -328,24 +330,25 @@ delegates that may not implement a placeholder hook, only where the configuratio
             yield found.owner, fn
 
     @staticmethod
-    def _sites(ctx: Context, wq: str, member: str):
+    def _sites(ctx: Context, wq: str, member: str) -> Iterable[ReachedSite]:
         uses = [Use(s, p.receiver, p.line, p.col, "probe", (s, p.line, "probe", p.receiver))
                 for s, p in ctx.probes.get(member, ())]
         uses += [Use(s, target[0], c.line, c.col, "call", (s, c.line, "call", target[0]))
                  for s, c, target in ctx.member_calls.get(member, ())]
         for (site, line, kind, recv), res, static in ctx.reaching(wq, uses):
-            yield site, line, kind, res, static, recv
+            yield ReachedSite(site, line, kind, res, static, recv)
 
-    def _report(self, ctx, wq, entry, wrapper, member, base, base_fn, overriders, sites) -> Finding:
+    def _report(self, ctx, wq, entry, wrapper, member, gap: Gap) -> Finding:
         index = ctx.index
+        base, base_fn, overriders, sites = gap.base, gap.base_fn, gap.overriders, gap.sites
         w = entry.info.name
         be = index.classes[base]
         evidence: list[Evidence] = []
-        for n, (site, line, kind, res, static) in enumerate(sites[:5]):
-            verb = "probed" if kind == "probe" else "called"
-            link = [Evidence(site.path, line, f"`{member}` is {verb} in `{site.where}` on a "
-                                              f"receiver of type `{short(static)}`, which can be `{w}`"),
-                    *res.steps[:2]]
+        for n, s in enumerate(sites[:5]):
+            verb = "probed" if s.kind == "probe" else "called"
+            link = [Evidence(s.site.path, s.line, f"`{member}` is {verb} in `{s.site.where}` on a "
+                                                  f"receiver of type `{short(s.static)}`, which can be `{w}`"),
+                    *s.resolution.steps[:2]]
             # One site proves the claim; the others support it (shown with --verbose).
             evidence.extend(link if n == 0 else [replace(e, supporting=True) for e in link])
         placeholder = base_fn.unimplemented
@@ -364,7 +367,7 @@ delegates that may not implement a placeholder hook, only where the configuratio
             evidence.append(Evidence(entry.file.display, entry.info.line,
                                      f"`{w}` has `__getattr__`, but it is never consulted for `{member}`: "
                                      f"`{be.info.name}` defines it"))
-        holding = holding_delegates(ctx, wq, wrapper, member, overriders)
+        holding = delegates_named_in_evidence(ctx, wq, wrapper, member, overriders)
         for d in wrapper.delegates:
             evidence.extend(e if d.attr in holding else replace(e, supporting=True) for e in d.evidence[-1:])
         for n, owner in enumerate(overriders):  # the three the message names prove it; the others support it
@@ -405,10 +408,29 @@ delegates that may not implement a placeholder hook, only where the configuratio
                        f"does nothing")
         details = details_of(base=base, default="placeholder" if placeholder else "constant" if answer is not None
                              else "noop", delegates=[d.attr for d in wrapper.delegates],
-                             site=f"{sites[0][0].path}:{sites[0][1]}", site_kind=sites[0][2])
+                             site=f"{sites[0].site.path}:{sites[0].line}", site_kind=sites[0].kind)
         return self.finding(path=entry.file.display, line=entry.info.line, column=entry.info.col + 1,
                             message=message, class_name=wq, member=member, targets=overriders,
                             evidence=evidence, details=details)
+
+
+class ReachedSite(NamedTuple):
+    """A probe or call of the member whose receiver can be the wrapper."""
+    site: Site
+    line: int
+    kind: str  # "probe" or "call"
+    resolution: Resolution  # what the receiver can be, with the steps that say so
+    static: str  # the receiver's static type (a family base)
+    receiver: tuple | None
+
+
+class Gap(NamedTuple):
+    """A wrapper's inherited default (or placeholder) for a member implementations override."""
+    base: str  # the class whose default the wrapper inherits
+    base_fn: FunctionInfo
+    overriders: list[str]  # the implementations' classes that override it
+    sites: list[ReachedSite]
+    holders: list[str]  # the implementations the wrapper's delegates can hold that inherit an override
 
 
 def _answers_otherwise(ctx: Context, base: str, owner: str, member: str) -> bool:

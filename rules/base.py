@@ -138,7 +138,7 @@ def _dedupe(evidence: Iterable[Evidence]) -> list[Evidence]:
     return out
 
 
-def holding_delegates(ctx: Context, wq: str, wrapper, member: str, owners: Iterable[str]) -> set[str]:
+def delegates_named_in_evidence(ctx: Context, wq: str, wrapper, member: str, owners: Iterable[str]) -> set[str]:
     """For each class that defines `member`, the wrapper's delegate attribute that can hold it
     with the fewest possible classes (a single attribute rather than a list that holds the others
     too): the delegate an evidence chain names."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..linter.findings import short
+from ..linter.refs import is_attr, is_call, is_iter, is_name, is_sub
 from ..linter.resolve import Scope
 from ..linter.summary import member_target
 
@@ -110,7 +111,7 @@ def _held_classes(ctx, cls: str, recv: tuple | None, me: tuple) -> list[str]:
     holds in a ``self`` attribute (resolved by the analysis' resolver)."""
     if recv == me:
         return [cls]
-    if recv and recv[0] == "attr" and recv[1] == me:
+    if is_attr(recv) and recv[1] == me:
         return sorted(ctx.resolver.attribute_of(cls, recv[2]).instances())
     return []
 
@@ -120,22 +121,21 @@ def _flashinfer_prefill_source(ctx, cls: str, fn, ref: tuple | None, depth: int 
     if ref is None or depth > 6:
         return None
     index = ctx.index
-    kind = ref[0]
     module = index.classes[cls].module
-    if kind == "call":
+    if is_call(ref):
         func = ref[1]
-        if func and func[0] == "name":
+        if is_name(func):
             return _imported_prefill_wrapper(ctx, module, func[1])
         return None
-    if kind in ("sub", "iter"):
+    if is_sub(ref) or is_iter(ref):
         return _flashinfer_prefill_source(ctx, cls, fn, ref[1], depth + 1)
-    if kind == "name":
+    if is_name(ref):
         for value in fn.locals.get(ref[1], ()):
             hit = _flashinfer_prefill_source(ctx, cls, fn, value, depth + 1)
             if hit:
                 return hit
         return None
-    if kind == "attr":
+    if is_attr(ref):
         base, attr = ref[1], ref[2]
         me = ("name", fn.params[0].name) if fn.params else None
         owners = [cls] if base == me else sorted(ctx.resolver.resolve(base, Scope(module, cls, fn)).instances())

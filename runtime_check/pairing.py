@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..linter.findings import short, unlabelled
+from ..linter.refs import is_call, is_name
 from .construction_sites import Entry, Site, mentioning, sites_for
 from .instances import Constructions, new_instance
 from .loader import LoadTimeout, TreeLoader, one_line, silenced
@@ -252,9 +253,8 @@ def _builds(ctx) -> dict[tuple[str, str], frozenset[str]]:
     out = {}
     for mod in ctx.index.modules.values():
         for fname, fn in mod.summary.functions.items():
-            built = {c[0][1].rsplit(".", 1)[-1] for c in fn.constructions if c[0] and c[0][0] == "name"}
-            built |= {r[1][1].rsplit(".", 1)[-1] for r in fn.return_values
-                      if r and r[0] == "call" and r[1] and r[1][0] == "name"}
+            built = {c[0][1].rsplit(".", 1)[-1] for c in fn.constructions if is_name(c[0])}
+            built |= {r[1][1].rsplit(".", 1)[-1] for r in fn.return_values if is_call(r) and is_name(r[1])}
             if built:
                 out[(unlabelled(mod.name), fname)] = frozenset(built)
     return out

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..linter.findings import Finding, short, unlabelled
+from ..linter.refs import is_attr, is_call, is_getattr, is_iter, is_name, is_self, is_sub, is_union
 from .instances import new_instance, set_attr
 from .loader import TreeLoader, one_line, silenced
 from .standins import AnyItem, Namespace, Standin, delegate_log, make_delegate, signature_from_params
@@ -229,21 +230,31 @@ def fmt_sig(name: str, sig: inspect.Signature | None) -> str:
     return f"{name}{plain}"
 
 
-def owner_signature(ctx, loader: TreeLoader, owner: str, member: str):
-    """(kind, signature, how, loaded-class-or-None, error) of ``owner.member``."""
+@dataclass(frozen=True)
+class OwnerSignature:
+    """What the run time (or, failing that, the source) says of ``owner.member``."""
+    kind: str | None  # "method", "staticmethod", "classmethod", "property", ...; None: no such member
+    signature: inspect.Signature | None
+    how: str | None  # how the signature was read
+    loaded: Any  # the loaded class (LoadedClass), or None
+    error: str | None
+
+
+def owner_signature(ctx, loader: TreeLoader, owner: str, member: str) -> OwnerSignature:
+    """The kind and signature of ``owner.member``: from the loaded class, else rebuilt from the source."""
     lc, err = tree_class(ctx, loader, owner)
     if lc is not None and lc.cls is not None:
         k, raw = _raw_member(lc.cls, member)
         if raw is not _MISSING:
             kind = _member_kind(raw)
             sig = _signature_of(raw) if kind in ("method", "staticmethod", "classmethod") else None
-            return kind, sig, f"inspect.signature on the {lc.mode} class", lc, None
+            return OwnerSignature(kind, sig, f"inspect.signature on the {lc.mode} class", lc, None)
     found = ctx.index.method(owner, member) if owner in ctx.index.classes else None
     if found is not None:
         fn = found.fn
         kind = fn.kind if fn.kind in ("staticmethod", "classmethod", "property") else "method"
-        return kind, signature_from_params(fn.params), "rebuilt from the source", lc, err
-    return None, None, None, lc, err or f"`{short(owner)}` has no `{member}`"
+        return OwnerSignature(kind, signature_from_params(fn.params), "rebuilt from the source", lc, err)
+    return OwnerSignature(None, None, None, lc, err or f"`{short(owner)}` has no `{member}`")
 
 
 # --------------------------------------------------------------------------------------------
@@ -376,11 +387,11 @@ def _call_receiver(fn, line: int, member: str) -> tuple | None:
         if call.line != line:
             continue
         func = call.func
-        if func[0] in ("attr", "getattr") and func[2] == member:
+        if (is_attr(func) or is_getattr(func)) and func[2] == member:
             return func[1]
-        if func[0] == "name":
+        if is_name(func):
             for ref in fn.locals.get(func[1], ()):
-                if ref and ref[0] in ("getattr", "attr") and ref[2] == member:
+                if (is_getattr(ref) or is_attr(ref)) and ref[2] == member:
                     return ref[1]
     return None
 
@@ -390,8 +401,7 @@ def _plant(ref: tuple | None, value: Any, inst: Any, self_name: str, params: set
     """Make ``ref`` evaluate to ``value`` inside the method; a description, or None if impossible."""
     if ref is None or depth > 8:
         return None
-    kind = ref[0]
-    if kind == "name":
+    if is_name(ref):
         name = ref[1]
         if name == self_name:
             return None
@@ -403,24 +413,24 @@ def _plant(ref: tuple | None, value: Any, inst: Any, self_name: str, params: set
             if got:
                 return got
         return None
-    if kind == "attr":
+    if is_attr(ref):
         base, attr = ref[1], ref[2]
-        if base == ("name", self_name):
+        if is_self(base, self_name):
             set_attr(inst, attr, value)
             return f"self.{attr}"
         holder = Namespace()
         setattr(holder, attr, value)
         inner = _plant(base, holder, inst, self_name, params, locals_, args, depth + 1)
         return f"{inner} (.{attr})" if inner else None
-    if kind in ("sub", "iter"):
+    if is_sub(ref) or is_iter(ref):
         inner = _plant(ref[1], AnyItem(value), inst, self_name, params, locals_, args, depth + 1)
         return f"items of {inner}" if inner else None
-    if kind == "call" and ref[1] and ref[1][0] == "attr" and ref[1][1] == ("name", self_name):
+    if is_call(ref) and is_attr(ref[1]) and is_self(ref[1][1], self_name):
         # `self._get_client()`: a client the class builds lazily; its builder returns the delegate.
         name = ref[1][2]
         set_attr(inst, name, lambda *a, **k: value)
         return f"self.{name}()"
-    if kind == "union":
+    if is_union(ref):
         for r in ref[1]:
             got = _plant(r, value, inst, self_name, params, locals_, args, depth + 1)
             if got:
@@ -433,8 +443,8 @@ def _shadowing(cls: type, recv: tuple | None, self_name: str) -> type:
     a property (``self.client`` computing and caching it) is set like any attribute."""
     names = set()
     ref = recv
-    while ref and ref[0] in ("attr", "sub", "iter", "call"):
-        if ref[0] == "attr" and ref[1] == ("name", self_name):
+    while is_attr(ref) or is_sub(ref) or is_iter(ref) or is_call(ref):
+        if is_attr(ref) and is_self(ref[1], self_name):
             names.add(ref[2])
         ref = ref[1]
     props = {n for n in names for k in cls.__mro__ if isinstance(vars(k).get(n), property)}
@@ -447,10 +457,10 @@ def _shadowing(cls: type, recv: tuple | None, self_name: str) -> type:
 def _receiver_attr(recv: tuple | None, self_name: str, attrs: list[tuple[str, bool]]) -> str | None:
     """The ``self`` attribute the call's receiver is read from, if any."""
     ref = recv
-    while ref and ref[0] in ("attr", "sub", "iter", "call", "getattr"):
-        if ref[0] == "attr" and ref[1] == ("name", self_name):
+    while is_attr(ref) or is_sub(ref) or is_iter(ref) or is_call(ref) or is_getattr(ref):
+        if is_attr(ref) and is_self(ref[1], self_name):
             return ref[2]
-        if ref[0] == "call" and ref[1] and ref[1][0] == "attr" and ref[1][1] == ("name", self_name):
+        if is_call(ref) and is_attr(ref[1]) and is_self(ref[1][1], self_name):
             return ref[1][2]
         ref = ref[1]
     return attrs[0][0] if attrs and recv is None else None
@@ -485,7 +495,8 @@ def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
         return Outcome("unverifiable", f"`{fn_info.name}` is a property; only methods are replayed", mode)
 
     owner = finding.detail("rejecting_owner") or (finding.targets[0] if finding.targets else "")
-    okind, osig, how_sig, olc, oerr = owner_signature(ctx, loader, owner, member)
+    found = owner_signature(ctx, loader, owner, member)
+    okind, osig, how_sig, olc, oerr = found.kind, found.signature, found.how, found.loaded, found.error
     if okind is None:
         return Outcome("unverifiable", f"cannot read the signature of `{short(owner)}.{member}`: {oerr}", mode,
                        {"load_problem": True})
@@ -505,7 +516,7 @@ def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
 
     # A call on `self` reaches the rejecting implementation when it is a subclass that inherits
     # the calling method: the method then runs on an instance of that real subclass.
-    on_self = recv == ("name", self_name) and mkind == "method"
+    on_self = is_self(recv, self_name) and mkind == "method"
     owner_cls = olc.cls if olc is not None and olc.cls is not None else None
     if on_self and (owner_cls is None or not issubclass(owner_cls, cls)):
         return Outcome("unverifiable", f"the call at {call} is on `self`, and `{short(owner)}` is not a loaded "

@@ -408,7 +408,8 @@ def _gpu_plan(f: Finding, ctx, loader: TreeLoader, o: Outcome, pairing) -> tuple
         if use is not None:
             if owner != plan.owner:
                 from .scenarios import owner_signature
-                kind, sig, _, _, _ = owner_signature(ctx, loader, owner, f.member)
+                found = owner_signature(ctx, loader, owner, f.member)
+                kind, sig = found.kind, found.signature
                 plan = replace(plan, owner=owner, signature=sig if kind == "method" else plan.signature,
                                standin_class_name=short(owner))
             return replace(plan, flashinfer=use.describe()), ""
@@ -680,7 +681,8 @@ def gpu_controls(result: Result, loader: TreeLoader, backend: str = "fa2",
                 continue
             seen: set[str] = set()
             for owner in owners:
-                kind, sig, _, _, oerr = owner_signature(ctx, loader, owner, member)
+                found = owner_signature(ctx, loader, owner, member)
+                kind, sig = found.kind, found.signature
                 if kind != "method" or sig is None:
                     continue
                 label = fmt_sig(member, sig)

@@ -144,11 +144,10 @@ def _written_out(ctx: Context, classes: frozenset[str], owner: str, fn, ref: tup
     and a parameter kept as `self.<attr>` as that attribute; None where that is not one object."""
     if ref is None or depth > _MAX_DEPTH:
         return None
-    kind = ref[0]
-    if kind == "attr":
+    if is_attr(ref):
         base = _written_out(ctx, classes, owner, fn, ref[1], depth + 1)
         return ("attr", base, ref[2]) if base is not None else None
-    if kind != "name":
+    if not is_name(ref):
         return None
     name = ref[1]
     if fn.params and name == fn.params[0].name and "staticmethod" not in fn.decorators:

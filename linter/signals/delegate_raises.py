@@ -69,7 +69,7 @@ def _refused_through(ctx: Context, wrapper: str, impl: str, member: str):
     if param is None:
         return None
     init = index.method(impl, "__init__")
-    holding = ctx.model.delegates_holding(ctx.model.wrappers[wrapper], impl) if wrapper in ctx.model.wrappers \
+    holding = ctx.model.delegates_able_to_hold(ctx.model.wrappers[wrapper], impl) if wrapper in ctx.model.wrappers \
         else []
     if init is None or not holding:
         return None

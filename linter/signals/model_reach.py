@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..confidence import Pairing, Signal
 from ..facts import scopes_of
 from ..findings import Reason, short
-from ..refs import is_attr, is_name, is_self, is_seq, is_union
+from ..refs import call_gate, defaulted_type, is_attr, is_name, is_self, is_seq, is_union, test_gate
 from ..summary import KEY_SEP, class_like
 
 if TYPE_CHECKING:
@@ -171,7 +171,7 @@ class _Reach:
                 if not is_name(callee) or "." in callee[1]:
                     return None
                 sites.append((scope.module, scope.cls, scope.fn,
-                              [g[1] for g in scope.fn.gates if len(g) == 2 and g[0] == callee[1]]))
+                              [c.line for g in scope.fn.gates if (c := call_gate(g)) and c.name == callee[1]]))
             # `pool_cls = A; if x: pool_cls = B; pool_cls(...)` builds A where the local is called.
             for module, cls, fn in self.via_local.get(short(holder), ()):
                 sym = self.index.resolve_name(module, short(holder))
@@ -201,10 +201,11 @@ class _Reach:
         path = self.index.classes[owner].file.display
         keys = []
         for g in init.gates:
-            if len(g) == 3 and g[1] == -2:
-                key = self.key(module, g[2])
+            t = test_gate(g)
+            if t is not None and t.last == -2:
+                key = self.key(module, t.key)
                 if key:
-                    keys.append((key, path, g[0], _label(g[2])))
+                    keys.append((key, path, t.first, _label(t.key)))
         return tuple(keys) or None
 
     @staticmethod
@@ -223,10 +224,11 @@ class _Reach:
         path = self.index.modules[module].file.display
         keys = []
         for g in fn.gates:
-            if len(g) == 3 and g[0] and g[0] <= line <= (fn.end_line if g[1] < 0 else g[1]):
-                key = self.key(module, g[2])
+            t = test_gate(g)
+            if t is not None and t.first and t.first <= line <= (fn.end_line if t.last < 0 else t.last):
+                key = self.key(module, t.key)
                 if key:
-                    keys.append((key, path, g[0] - 1 if g[1] >= 0 else g[0], _label(g[2])))
+                    keys.append((key, path, t.first - 1 if t.last >= 0 else t.first, _label(t.key)))
         if keys:
             return [tuple(keys)]
         if depth >= MAX_CLIMB:
@@ -312,7 +314,7 @@ class _Reach:
                 return None
             fmod, _, fname = sym.qual.rpartition(".")
             fn = self.index.modules[fmod].summary.functions.get(fname) if fmod in self.index.modules else None
-            returns = [g[2] for g in fn.gates if len(g) == 3 and g[0] == 0] if fn else []
+            returns = [t.key for g in fn.gates if (t := test_gate(g)) and t.first == 0] if fn else []
             if not returns or ("other",) in returns:
                 return None
             out: set = set()
@@ -598,8 +600,8 @@ def _module_tables(module: str, summary) -> tuple:
     via_local: dict[str, list] = {}
     for cqual, fn in scopes_of(module, summary):
         for g in fn.gates:
-            if len(g) == 2:
-                named.setdefault(g[0], []).append((module, cqual, fn, g[1]))
+            if (c := call_gate(g)) is not None:
+                named.setdefault(c.name, []).append((module, cqual, fn, c.line))
         if fn.name != "<module>":
             called = {c.func[1] for c in fn.calls if is_name(c.func)}
             for local, values in fn.locals.items():
@@ -619,9 +621,9 @@ def _module_tables(module: str, summary) -> tuple:
             # `def f(layer_cls=DecoderLayer)`: built (or handed on) by f's own code.
             for p in fn.params:
                 ann = p.annotation
-                if ann and ann[0] == "tdefault":
-                    if "." in ann[1][1]:  # `cls=layers.C`: the local entry resolves plain names only
-                        escaped.add(ann[1][1].rpartition(".")[2])
+                if (defaulted := defaulted_type(ann)) is not None:
+                    if "." in defaulted[1]:  # `cls=layers.C`: the local entry resolves plain names only
+                        escaped.add(defaulted[1].rpartition(".")[2])
                     else:
                         via_local.setdefault(ann[1][1], []).append((module, cqual, fn))
 

@@ -150,7 +150,7 @@ def _find_runs(ctx: Context, impl: str, name: str, depth: int) -> bool | None:
         if recv is None:
             maybe = True
             continue
-        held = ctx.model.held_at(site.cls, fn, recv) if site.cls is not None else None
+        held = ctx.model.classes_read_from_own_attrs(site.cls, fn, recv) if site.cls is not None else None
         if held is not None:  # an attribute of the caller's, built with exactly these
             if impl in held:
                 return True

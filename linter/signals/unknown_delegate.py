@@ -43,7 +43,7 @@ class UnknownDelegate(Signal):
         if _built(model, ctx.tree.built_values, w, p.impl, memo, 0):
             return None
         entry = ctx.index.classes[w.qual]
-        attrs = ", ".join(f"`self.{d.attr}`" for d in model.delegates_holding(w, p.impl))
+        attrs = ", ".join(f"`self.{d.attr}`" for d in model.delegates_able_to_hold(w, p.impl))
         return Reason(self.name, "lower", entry.file.display, entry.info.line,
                       f"no path of the code puts `{short(p.impl)}` into {attrs or 'its delegates'} of "
                       f"`{entry.info.name}`: only a declared type allows it")
@@ -53,10 +53,10 @@ def _held_from_outside(ctx: Context, w, impl: str) -> Reason | None:
     """Every delegate that could hold `impl` holds, by every assignment of it, only what a package
     outside the tree provides (a class loaded with `importlib`): whoever builds the wrapper, no
     class of the tree is ever there, and its annotation stands in for the outside one."""
-    holding = ctx.model.delegates_holding(w, impl)
+    holding = ctx.model.delegates_able_to_hold(w, impl)
     found = []
     for d in holding:
-        got = ctx.tree.passed_values.held(w.qual, d.attr)
+        got = ctx.tree.passed_values.attribute_values(w.qual, d.attr)
         names = external(got.values) if got is not None else []
         if not names:
             return None
@@ -74,13 +74,13 @@ def _held_from_outside(ctx: Context, w, impl: str) -> Reason | None:
 
 
 def _built(model, built_values, w, impl: str, memo: dict, depth: int) -> bool:
-    holding = model.delegates_holding(w, impl)
+    holding = model.delegates_able_to_hold(w, impl)
     if not holding:
         return depth == 0  # the pairing is reached some other way: not this signal's question
     for d in holding:
         key = (w.qual, d.attr)
         if key not in memo:
-            got = built_values.held(w.qual, d.attr)
+            got = built_values.attribute_values(w.qual, d.attr)
             memo[key] = frozenset(k for k in got.values if isinstance(k, str) or k == OUTSIDE) if got else frozenset()
         built = memo[key]
         if impl in built or OUTSIDE in built:

@@ -67,7 +67,7 @@ def _attrs_holding(ctx: Context, p: Pairing) -> list[str]:
     w = model.wrappers.get(p.wrapper)
     if w is None:
         return []
-    return [d.attr for d in model.delegates_holding(w, p.impl)]
+    return [d.attr for d in model.delegates_able_to_hold(w, p.impl)]
 
 
 def _unpassed(ctx: Context, qual: str, attr: str) -> tuple[FunctionInfo, Param, str] | None:

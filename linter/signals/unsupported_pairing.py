@@ -52,7 +52,7 @@ from ..facts import Site, scopes_of
 from ..findings import Reason, short
 from ..guards import deciding
 from ..holding_tests import kind_tests_at
-from ..refs import is_attr, is_call, is_name
+from ..refs import class_values, is_attr, is_call, is_name
 from ..resolve import Scope
 
 if TYPE_CHECKING:
@@ -270,8 +270,9 @@ class _Consumers:
                     acc = self._accessor_of(site, ref)
                     if acc is None:
                         continue
-                    classes = frozenset(t[1] for k in kinds for t in self.ctx.resolver.resolve(k, site.scope).types
-                                        if isinstance(t, tuple) and t[0] == "cls" and t[1] in self.index.classes)
+                    classes = frozenset(q for k in kinds
+                                        for q in class_values(self.ctx.resolver.resolve(k, site.scope).types)
+                                        if q in self.index.classes)
                     if classes:
                         out.append((site.path, line, acc[0], acc[1], classes, acc[2]))
         self._declared = out
