@@ -14,7 +14,7 @@ from functools import cached_property
 from .facts import ModuleFacts, function_ref, scopes_of
 from .function_text import FunctionText
 from .index import TreeIndex
-from .refs import call_gate, is_attr, is_name
+from .refs import call_gate, is_attr, is_name, is_super_init
 from .resolve import Resolver, Scope
 from .summary import EXPRESSIONS
 from .value_uses import ValueUses
@@ -65,7 +65,7 @@ class CallGraph:
             hit = self._calls_memo[ref] = [
                 (cscope, construction, f"{fn.name}(...)")
                 for cscope, construction in self.constructions_by_name.get(fn.name, ())
-                if construction[0] != ("super",) and ref in self.resolver.resolve(construction[0], cscope).types]
+                if not is_super_init(construction[0]) and ref in self.resolver.resolve(construction[0], cscope).types]
         return hit
 
     def built_by_name(self, qual: str, called: dict[str, list]) -> bool:
@@ -99,7 +99,7 @@ class CallGraph:
                     continue
                 entry = self.index.classes[sub]
                 out.extend((Scope(entry.module, sub, sub_init), c, "super().__init__(...)")
-                           for c in sub_init.constructions if c[0] == ("super",))
+                           for c in sub_init.constructions if is_super_init(c[0]))
         return out
 
     def cls_calls(self, scope: Scope) -> list[tuple]:
@@ -126,7 +126,7 @@ class CallGraph:
         out = []
         for scope, construction in self.constructions_by_name.get(short, ()):
             callee = construction[0]
-            if callee == ("super",) or (not through_locals and is_name(callee) and callee[1] != short
+            if is_super_init(callee) or (not through_locals and is_name(callee) and callee[1] != short
                                         and callee[1] in scope.fn.locals):
                 continue
             res = self.resolver.resolve(construction[0], scope)

@@ -31,6 +31,7 @@ from .cache import Cache
 from .config import FAIL_ON, FORMATS, Config, ConfigError, Resolved, config_from_bytes, hides_differently, resolve
 from .discover import SourceFile, path_within, paths_within
 from .engine import Result, analyse
+from .findings import CITED_KEY
 from .report.printable import printable
 from .server_paths import may_be_listening
 
@@ -834,7 +835,7 @@ def postprocess(result: Result, resolved: Resolved, opts: RunOptions, at_revisio
 
     within = opts.changed_files if opts.changed_files is not None else opts.report_within
     if within is not None:
-        findings, stats["cited_in_paths"], stats["outside_paths"] = about(findings, within, abs_of)
+        findings, stats[CITED_KEY], stats["outside_paths"] = about(findings, within, abs_of)
 
     if opts.baseline and not opts.write_baseline:
         from . import baseline
@@ -883,9 +884,6 @@ def postprocess(result: Result, resolved: Resolved, opts: RunOptions, at_revisio
         by_rule[UNUSED_CODE] = sum(1 for f in findings if f.code == UNUSED_CODE)
     stats["by_rule"] = by_rule
     return dataclasses.replace(result, findings=findings, latent=latent, stats=stats, fixed=fixed)
-
-
-CITED_KEY = "cited_in_paths"  # a finding's detail: the evidence line that ties it to the paths asked about
 
 
 def about(findings: list, paths: tuple[str, ...], abs_of: dict[str, str]) -> tuple[list, int, int]:
@@ -1019,7 +1017,7 @@ def emit(result: Result, resolved: Resolved, opts: RunOptions, verification: dic
         if n_latent and not resolved.show_latent:
             hidden.append(f"{n_latent} latent (low confidence; --show-latent lists them)")
         if opts.context:
-            n_cited = result.stats.get("cited_in_paths") or 0
+            n_cited = result.stats.get(CITED_KEY) or 0
             _tell(f"attn-lint: note: analysed {', '.join(map(printable, opts.context))} around "
                   f"{', '.join(map(printable, opts.report_within or ()))} (the probes, builders and families there "
                   f"decide what is drift); shown: the findings located in the paths given"

@@ -15,7 +15,7 @@ from .findings import Evidence
 from .holding_tests import kind_tests_at
 from .index import TreeIndex
 from .passes import TreeModel, run_passes
-from .refs import base_of, class_values, is_attr, is_call, is_getattr, is_name, is_self, is_type_union
+from .refs import base_of, class_values, is_attr, is_call, is_getattr, is_name, is_self, type_alternatives
 from .resolve import NOTHING, Resolution, Resolver
 from .summary import CallSite, Probe
 from .uses import Reached, Use
@@ -111,7 +111,7 @@ class Context:
         probes then never meet the other kind."""
         fn = site.fn
         param = next((p for p in fn.params if p.name == name), None)
-        if param is None or not is_type_union(param.annotation) or name in fn.locals \
+        if param is None or type_alternatives(param.annotation) is None or name in fn.locals \
                 or (site.cls is not None and fn.params[0] is param):
             return None
         got = self.tree.passed_values.passed_to(site.scope, param)

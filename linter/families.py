@@ -18,7 +18,20 @@ from .facts import ModuleFacts, function_ref, mentions_self_attr
 from .findings import Evidence
 from .index import TreeIndex
 from .passed_values import PassedValues
-from .refs import base_of, is_attr, is_call, is_getattr, is_item, is_name, is_self, is_seq, is_union, root_name, seq_of
+from .refs import (
+    base_of,
+    is_attr,
+    is_call,
+    is_getattr,
+    is_item,
+    is_name,
+    is_self,
+    is_seq,
+    is_super_init,
+    is_union,
+    root_name,
+    seq_of,
+)
 from .resolve import Resolution, Resolver, Scope, describe_type
 from .summary import KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, FunctionInfo, member_target
 
@@ -523,7 +536,7 @@ class FamilyModel:
         if _stores(init, attr):
             return None  # stored from something other than a parameter
         # Stored by the base's __init__, which this class's __init__ calls with super().
-        supers = [c for c in init.constructions if c[0] == ("super",)]
+        supers = [c for c in init.constructions if is_super_init(c[0])]
         parents = self.index.bases(owner)[0]
         if len(supers) != 1 or not parents:
             return None

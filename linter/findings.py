@@ -90,6 +90,11 @@ class Finding:
                 "confidence_reasons": [r.to_json() for r in self.confidence_reasons]}
 
 
+# A finding's detail set by the report filter (cli.about): the evidence line, in the paths asked
+# about, that ties a finding located elsewhere to them.
+CITED_KEY = "cited_in_paths"
+
+
 def details_of(**facts: str | Iterable[str]) -> tuple[tuple[str, str], ...]:
     """A finding's `details` from named facts: text as it is, a sequence of names comma-joined
     (Finding.detail_list reads it back). The one place that knows how details are kept."""

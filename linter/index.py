@@ -126,6 +126,7 @@ class TreeIndex:
         self._name_memo: dict[tuple[str, str], Symbol | None] = {}
         self._bases_memo: dict[str, tuple[list[str], list[str]]] = {}
         self._declared_memo: dict[str, tuple[list[str], list[str]]] = {}
+        self._symbols_memo: dict[str, list[tuple[str, str | None]]] = {}
         self._mro_memo: dict[str, list[str]] = {}
         self._roots_memo: dict[str, frozenset[str]] = {}
         self._members_memo: dict[str, tuple[dict, dict]] = {}
@@ -334,7 +335,14 @@ class TreeIndex:
         return internal, external
 
     def _base_symbols(self, qual: str) -> list[tuple[str, str | None]]:
-        """(name as written, the in-tree class it resolves to or None) of each declared base, in order."""
+        """(name as written, the in-tree class it resolves to or None) of each declared base, in
+        order; resolved once per class (the declared bases, the MRO and the outside bases read it)."""
+        hit = self._symbols_memo.get(qual)
+        if hit is None:
+            hit = self._symbols_memo[qual] = self._resolve_bases(qual)
+        return hit
+
+    def _resolve_bases(self, qual: str) -> list[tuple[str, str | None]]:
         entry = self.classes[qual]
         outer = entry.info.name.rsplit(".", 1)[0] if "." in entry.info.name else None
         out = []

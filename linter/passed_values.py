@@ -40,6 +40,7 @@ from .refs import (
     is_self,
     is_seq,
     is_sub,
+    is_super_init,
     is_union,
     lambda_body,
     lambda_ref,
@@ -150,7 +151,7 @@ class PassedValues:
         """Whether the `__init__` an instance runs calls another (`super().__init__(...)`,
         `Base.__init__(self, ...)`): then every base's `__init__` may run. Unknown: it may."""
         owner, fn = init
-        if any(c[0] == ("super",) for c in fn.constructions):
+        if any(is_super_init(c[0]) for c in fn.constructions):
             return True
         got = self.text.source(Scope(self.index.classes[owner].module, owner, fn))
         return got is None or any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)

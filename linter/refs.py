@@ -96,7 +96,7 @@ def is_self(ref, self_name: str | None) -> bool:
 
 def root_name(ref) -> str | None:
     """The name an expression starts from (`self` in `self.a.b()[0]`), if any."""
-    while ref is not None and ref[0] in ("attr", "call", "sub", "getattr", "iter"):
+    while ref is not None and ref[0] in _READS_FROM:
         ref = ref[1]
     return ref[1] if ref is not None and ref[0] == "name" else None  # (inline: the walk's hot path)
 
@@ -176,7 +176,7 @@ def class_value(t) -> str | None:
 def class_values(types) -> list[str]:
     """The classes a resolver's type set holds as class objects (`("cls", "pkg.Cls")`: a variable
     holding the class itself, `type[Cls]`), as opposed to instances (plain qualified names)."""
-    return [t[1] for t in types if type(t) is tuple and t[0] == "cls"]
+    return [q for t in types if (q := class_value(t)) is not None]
 
 
 def instance_or_class(t) -> str | None:
@@ -237,10 +237,6 @@ def class_type_item(tref):
 def type_alternatives(tref) -> tuple | None:
     """The alternatives of `A | B` (`("tunion", (A, B))`), else None."""
     return tref[1] if tref is not None and tref[0] == "tunion" else None
-
-
-def is_type_union(tref) -> bool:
-    return tref is not None and tref[0] == "tunion"
 
 
 def defaulted_type(tref) -> tuple | None:

@@ -9,10 +9,9 @@ This pass uses the standard library's `ast`: it is about ten times faster than a
 tree and the summary needs no comments or whitespace. libcst is used where source fidelity matters
 (suppression comments, code frames, the --fix codemod), and only on the files that need it.
 
-Expression refs (tuples whose first item is the kind) are documented, built and read in
-linter/refs.py. Type refs (from annotations): ("t", "dotted.name"), ("tseq", typeref), ("tunion", (typeref, ...)),
-("ttype", typeref) for `type[X]`, ("tdefault", (typeref or None, "dotted.name")) for a parameter whose
-default is a capitalised name (a class default makes it class-valued; the resolver decides).
+Expression refs and type refs (annotations; a parameter whose default is a capitalised name keeps
+it: a class default makes it class-valued, the resolver decides) are tuples whose first item is
+the kind, documented and read in linter/refs.py.
 """
 
 from __future__ import annotations
@@ -27,12 +26,12 @@ from .guards import OPAQUE, Guard, exits, falsy_defaults, guards_in_use, split_b
 from .platforms import add_platform_gates, test_platform
 from .reaching import bind_arguments, bind_local_calls
 from .refs import (
-    call_gate,
     is_attr,
     is_call,
     is_getattr,
     is_name,
     is_seq,
+    is_super_init,
     names_in,
     root_name,
     type_alternatives,
@@ -653,11 +652,11 @@ class _FunctionWalker(ast.NodeVisitor):
         elif (type(value) in _SEQUENCES or type(value) is ast.Set) and all(type(t) is ast.Name for t in node.targets):
             _visit_each(self, value.elts)  # `POOLS = (A, B)`: the name's binding holds them (model_reach)
             for e in value.elts:
-                if type(e) is ast.Constant and type(e.value) is str and "." in e.value:
-                    self.note_string(e)
+                if type(e) is ast.Constant and type(e.value) is str and "." in e.value:  # (inline: most are not)
+                    _note_qualname(self.module, e)
         elif type(value) is ast.Constant:
             if type(value.value) is str:
-                self.note_string(value)
+                _note_qualname(self.module, value)
         elif type(value) is not ast.Name:
             self.visit(value)
 
@@ -681,7 +680,7 @@ class _FunctionWalker(ast.NodeVisitor):
             _visit_each(self, value.elts)  # as in visit_Assign
         elif type(value) is ast.Constant:
             if type(value.value) is str:
-                self.note_string(value)
+                _note_qualname(self.module, value)
         elif value is not None:
             self.visit(value)
 
@@ -731,7 +730,7 @@ class _FunctionWalker(ast.NodeVisitor):
                 self.return_values.append(r)
         if type(node.value) is ast.Constant:
             if type(node.value.value) is str:
-                self.note_string(node.value)
+                _note_qualname(self.module, node.value)
         elif node.value is not None:
             self.visit(node.value)
 
@@ -946,8 +945,8 @@ class _FunctionWalker(ast.NodeVisitor):
         _visit_each(self, node.keys)  # a `**mapping` entry's key is None, which the walk skips
         _visit_each(self, node.values)
         for v in node.values:
-            if type(v) is ast.Constant and type(v.value) is str and "." in v.value:
-                self.note_string(v)
+            if type(v) is ast.Constant and type(v.value) is str and "." in v.value:  # (inline: most are not)
+                _note_qualname(self.module, v)
 
     def visit_Yield(self, node: ast.Yield | ast.YieldFrom) -> None:
         if node.value is not None:
@@ -986,14 +985,6 @@ class _FunctionWalker(ast.NodeVisitor):
             self.visit_Call(value)
         else:
             self.visit(value)
-
-    # Constants are leaves of the walk (no call each): a string is read where code puts a class's
-    # qualified name, a return, a binding, a call's argument, a table's value.
-    def note_string(self, node: ast.Constant) -> None:
-        text = node.value
-        if type(text) is str and 4 < len(text) < 200 and " " not in text and text.count(".") >= 2 \
-                and _QUALNAME.fullmatch(text):
-            self.module.qualnames.add(text)
 
     def visit_Call(self, node: ast.Call) -> None:
         # The hottest handler (one call in six nodes): exact type tests, no isinstance chains.
@@ -1096,9 +1087,8 @@ class _FunctionWalker(ast.NodeVisitor):
                     handed = [a] if handed is None else [*handed, a]
                 continue
             if t is ast.Constant:
-                v = a.value
-                if type(v) is str and "." in v and " " not in v:
-                    self.note_string(a)
+                if type(a.value) is str and "." in a.value and " " not in a.value:  # (inline: the hottest loop)
+                    _note_qualname(self.module, a)
                 continue
             if t is ast.IfExp or t is ast.BoolOp or t is ast.Starred:
                 handed = [a] if handed is None else [*handed, a]
@@ -1111,7 +1101,7 @@ class _FunctionWalker(ast.NodeVisitor):
             to = None
             if callee is not None and not is_getattr(callee):
                 to = dotted(func)
-                if to is None and constructed == ("super",):
+                if to is None and is_super_init(constructed):
                     to = f"super():{node.lineno}"  # a part of this very class (model_reach reads the line)
             for a in handed:
                 self.note_value(a, to)
@@ -1636,7 +1626,9 @@ def summarise_tree(tree: ast.Module, n_lines: int, module: ModuleWalk | None = N
         filled.update(fn.self_attrs)
         _prune(fn, module_names)
         if fn.gates:
-            fn.gates = tuple([g for g in fn.gates if (c := call_gate(g)) is None or c.name in callable_names])
+            # (the walk built these gates: a call gate is its two-item shape, read here without a
+            # reader's call per gate, refs.CallGate everywhere else)
+            fn.gates = tuple([g for g in fn.gates if len(g) != 2 or g[0] in callable_names])
 
     toplevel = FunctionInfo(
         name="<module>", line=1, col=0, end_line=n_lines, params=(), decorators=(), returns=None,
@@ -1645,7 +1637,7 @@ def summarise_tree(tree: ast.Module, n_lines: int, module: ModuleWalk | None = N
         constructions=_constructions_bound(top_walker, tree.body), gates=tuple(top_walker.gates),
     )
     _prune(toplevel, module_names, keep_all_locals=True)
-    toplevel.gates = tuple(g for g in toplevel.gates if (c := call_gate(g)) is None or c.name in callable_names)
+    toplevel.gates = tuple(g for g in toplevel.gates if len(g) != 2 or g[0] in callable_names)
     return ModuleSummary(
         lines=n_lines, imports=tuple(imports), classes=classes, functions=functions,
         toplevel=toplevel, dunder_all=dunder_all, unguarded_imports=tuple(unguarded),
@@ -1661,10 +1653,16 @@ def summarise_tree(tree: ast.Module, n_lines: int, module: ModuleWalk | None = N
 _QUALNAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\.[A-Z]\w*")
 
 
-def _note_qualname(module: ModuleWalk, value: ast.expr | None) -> None:
-    """A class body's `NAME = "pkg.mod.Cls"` (an enum of backends by qualified name)."""
-    if type(value) is ast.Constant and type(value.value) is str and _QUALNAME.fullmatch(value.value):
-        module.qualnames.add(value.value)
+def _note_qualname(module: ModuleWalk, node: ast.expr | None) -> None:
+    """Note a string constant that spells a qualified name (ModuleSummary.qualname_strings).
+    Constants are leaves of the walk (no call each): this is asked only where code puts a class's
+    qualified name: a return, a binding (class bodies too: an enum of backends by name), a call's
+    argument, a table's value."""
+    if type(node) is ast.Constant:
+        text = node.value
+        if type(text) is str and 4 < len(text) < 200 and " " not in text and text.count(".") >= 2 \
+                and _QUALNAME.fullmatch(text):
+            module.qualnames.add(text)
 
 
 def _string_named(table: ast.Dict) -> list[tuple[str, str]]:

@@ -439,10 +439,10 @@ class Runner:
                 statics = sorted(t for t in res.instances() if t in index.classes)
                 # A static or class method answers the same on the class object (`group.backend`
                 # annotated `type[Backend]`) as on an instance.
-                held = sorted(q for q in class_values(res.types) if q in index.classes)
+                class_objects = sorted(q for q in class_values(res.types) if q in index.classes)
                 for declaring, decl_fn, overrides, _ in narrow[member]:
-                    bare = decl_fn.kind != "method"
-                    mine = [t for t in (sorted({*statics, *held}) if bare else statics) if declaring in index.mro(t)]
+                    receivers = sorted({*statics, *class_objects}) if decl_fn.kind != "method" else statics
+                    mine = [t for t in receivers if declaring in index.mro(t)]
                     if not mine or bind_error(bound_params(decl_fn), shape, member,
                                               implicit=0 if decl_fn.kind == "staticmethod" else 1):
                         continue

@@ -16,8 +16,9 @@ MOVED = ("name", "attr", "call", "getattr", "sub", "union", "iter", "seq", "type
 ALLOWED = {"linter/refs.py", "linter/codec.py"}
 PATTERN = re.compile(r"\[0\]\s*(?:==|!=)\s*[\"'](" + "|".join(MOVED) + r")[\"']"
                      r"|\[0\]\s+in\s+\([^)]*[\"'](" + "|".join(MOVED) + r")[\"']"
-                     # "is this `self`?" (or that name): refs.is_self / refs.is_name_of, one way
-                     r"|(?:==|!=)\s*\(\s*[\"']name[\"']\s*,"
+                     # a comparison with a ref spelled out: "is this `self`?" (refs.is_self,
+                     # refs.is_name_of), `== ("super",)` (refs.is_super_init)
+                     r"|(?:==|!=)\s*\(\s*[\"'](" + "|".join(MOVED) + r")[\"']\s*,"
                      # a tag read into a local for a dispatch
                      r"|^\s*(?:kind|head|tag)\s*=\s*\w+\[0\]\s*$")
 
@@ -45,5 +46,6 @@ def test_the_scan_sees_a_positional_read(tmp_path):
     (tmp_path / "linter" / "x.py").write_text('def f(ref, me):\n    return ref[0] == "attr"\n'
                                               '\n\ndef g(ref, me):\n    return ref[1] == ("name", me)\n'
                                               '\n\ndef h(t):\n    return t[0] == "cls"\n'
-                                              '\n\ndef k(ref):\n    kind = ref[0]\n    return kind\n')
-    assert len(_positional_reads(tmp_path)) == 4
+                                              '\n\ndef k(ref):\n    kind = ref[0]\n    return kind\n'
+                                              '\n\ndef m(c):\n    return c[0] != ("super",)\n')
+    assert len(_positional_reads(tmp_path)) == 5

@@ -93,9 +93,10 @@ class Runner:
                 if not statics:
                     continue  # a receiver the tree cannot type says nothing
                 classes = {c for t in statics for c in (t, *index.descendants(t))}
-                if any(index.lookup(c, member) is not None or index.has_getattr_hook(c) for c in classes):
-                    continue
-                if any(member in index.classes[c].info.methods or member in index.assignments(c) for c in classes):
+                # Defined (a method or class attribute found through the MRO), answered by
+                # `__getattr__`, or stored on instances (`self.<member> = ...`): the probe can hold.
+                if any(index.lookup(c, member) is not None or index.has_getattr_hook(c)
+                       or member in index.assignments(c) for c in classes):
                     continue
                 where = f"{site.path}:{probe.line}"
                 finding = self.finding(

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from ..discover import decode_source, open_source
 from ..engine import Result
-from ..findings import Finding, short, unlabelled
+from ..findings import CITED_KEY, Finding, short, unlabelled
 from ..identity import identity
 from . import latent as latent_report
 from .printable import printable
@@ -149,7 +149,7 @@ def _finding(console: Console, f: Finding, roots: dict[str, str], sources: dict[
     if len(shown) < len(f.evidence):
         n = len(f.evidence) - len(shown)
         console.print(Text(f"      ({n} supporting line{'s' if n != 1 else ''}: --verbose shows them)", style="dim"))
-    cited = f.detail("cited_in_paths")
+    cited = f.detail(CITED_KEY)
     if cited:  # located outside the paths asked about: say which line of theirs it rests on
         line = Text("its evidence cites ")
         line.append(printable(cited), style="cyan")

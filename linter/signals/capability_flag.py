@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from ..confidence import Pairing, Signal
 from ..findings import Reason, short
 from ..guards import dominating, self_flag
-from ..refs import is_attr, is_name, is_name_of
+from ..refs import is_attr, is_name, is_name_of, is_super_init
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -180,7 +180,7 @@ def _kept_parameter(ctx: Context, classes: frozenset[str], owner: str, fn, param
     if fn.name != "__init__" or depth > _MAX_DEPTH:
         return None
     for callee, args, kwargs, star in fn.constructions:
-        if callee != ("super",) or star:
+        if not is_super_init(callee) or star:
             continue
         passed = [i for i, a in enumerate(args) if is_name_of(a, param)]
         named = [k for k, a in kwargs if is_name_of(a, param)]

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ..confidence import Pairing, Signal
 from ..findings import Reason, short
-from ..refs import is_call, is_name
+from ..refs import is_call, is_name, is_super_init
 from ..resolve import Scope
 
 if TYPE_CHECKING:
@@ -136,7 +136,7 @@ def _stored_from(ctx: Context, impl: str, attr: str) -> str | None:
     for _scope, construction, params, used, _label in sources:
         if len(used) != 1:
             return None
-        if construction[0] != ("super",):  # stored by the implementation's own `__init__`
+        if not is_super_init(construction[0]):  # stored by the implementation's own `__init__`
             return used[0] if used[0] in names else None
         _callee, args, kwargs, _star = construction
         given = dict(kwargs).get(used[0])

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ..confidence import Pairing, Signal
 from ..facts import scopes_of
-from ..findings import Reason, short
+from ..findings import Reason, short, unlabelled
 from ..refs import call_gate, defaulted_type, is_attr, is_name, is_self, is_seq, is_union, test_gate
 from ..summary import KEY_SEP, class_like
 
@@ -386,8 +386,10 @@ class _Reach:
             texts = wanted.get(name)
             if texts and any(entry.module == t or entry.module.endswith("." + t) for t in texts):
                 out.add(qual)
-            elif name in spelled and any(t == qual or t.endswith("." + qual) for t in spelled[name]):
-                out.add(qual)
+            elif name in spelled:
+                plain = unlabelled(qual)  # a project's label is no part of the name code spells
+                if any(t == plain or t.endswith("." + plain) for t in spelled[name]):
+                    out.add(qual)
         return frozenset(out)
 
     @cached_property
