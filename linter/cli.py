@@ -511,7 +511,7 @@ def _tell(text: str) -> None:
 def failing(findings, fail_on: str) -> list:
     """The findings that make the exit status 1 under `--fail-on`: those at that confidence or above.
     AL900 (an unused suppression) is no claim of drift and has no confidence to gate: it always counts."""
-    from .confidence import LEVELS
+    from .findings import LEVELS
     from .suppress import UNUSED_CODE
     floor = LEVELS.index(fail_on)
     return [f for f in findings if f.code == UNUSED_CODE or LEVELS.index(f.confidence) >= floor]
@@ -869,7 +869,7 @@ def postprocess(result: Result, resolved: Resolved, opts: RunOptions, at_revisio
     findings.sort(key=lambda f: f.sort_key)
     # Everything above applies to latent findings too (a suppression that silences one is used);
     # only now are they set apart, so that the report and the exit status count the others.
-    from .confidence import LOW
+    from .findings import LOW
     latent = [f for f in findings if f.confidence == LOW]
     findings = [f for f in findings if f.confidence != LOW]
     if fixed is not None:  # the same split: a latent finding gone is shown where latent ones are

@@ -11,8 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .confidence import LEVELS
-from .findings import Evidence, FileError, Finding, Reason
+from .findings import LEVELS, Evidence, FileError, Finding, Reason
 from .guards import Guard
 from .read_set import ReadSet
 from .summary import CallSite, ClassAttr, ClassInfo, FunctionInfo, Import, ModuleSummary, Param, Probe, Read

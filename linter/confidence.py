@@ -23,14 +23,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from .findings import Reason
+from .findings import HIGH, LOW, MEDIUM, Reason
 
 if TYPE_CHECKING:
     from .context import Context
     from .facts import Site
 
-LOW, MEDIUM, HIGH = "low", "medium", "high"
-LEVELS = (LOW, MEDIUM, HIGH)  # in rising order
 MAX_REASONS = 8  # reasons kept on a finding: enough to judge it, short enough to read
 # Pairings assessed in one run before each finding gets only its first CUT_PAIRINGS: sglang's
 # 1.8 M lines have 796 in all (264 at most for one finding); a planted family of a thousand

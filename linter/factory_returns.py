@@ -35,6 +35,7 @@ layer).
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -58,10 +59,13 @@ class Built:
     evidence: Evidence
 
 
-def held_from_factories(ctx: Context, owner: str, attr: str) -> list[Built]:
+def held_from_factories(ctx: Context, owner: str, attr: str,
+                        is_built: Callable[[Context, str], object]) -> list[Built]:
     """What `self.<attr>` of `owner` is built with by the factory calls assigned to it
     (`self.attr = other.make(self, ...)`) in the classes of its MRO. Other assignments add
-    nothing: this is a lower bound of what the attribute holds, never its every possibility."""
+    nothing: this is a lower bound of what the attribute holds, never its every possibility.
+    Only the overrides of factory owners `is_built` places (not None) count: a configuration
+    nothing builds serves no layer."""
     index = ctx.index
     out: dict[str, Built] = {}
     for c in index.mro(owner):
@@ -73,12 +77,13 @@ def held_from_factories(ctx: Context, owner: str, attr: str) -> list[Built]:
                     or method.kind != "method" or not method.params:
                 continue
             scope = Scope(entry.module, c, method)
-            for b in _built_by_call(ctx, scope, value, owner):
+            for b in _built_by_call(ctx, scope, value, owner, is_built):
                 out.setdefault(b.cls, b)
     return [out[k] for k in sorted(out)]
 
 
-def _built_by_call(ctx: Context, scope: Scope, value: tuple, owner: str) -> list[Built]:
+def _built_by_call(ctx: Context, scope: Scope, value: tuple, owner: str,
+                   is_built: Callable[[Context, str], object]) -> list[Built]:
     """The classes `recv.make(args)` (at `value`, in `scope`) builds through the overrides of
     `make` on every class the receiver's static type admits."""
     index = ctx.index
@@ -108,11 +113,9 @@ def _built_by_call(ctx: Context, scope: Scope, value: tuple, owner: str) -> list
                 owners[k] = fn
     if len(owners) > MAX_OVERRIDES:
         return []
-    from .signals.self_call import built_at  # a configuration nothing builds serves no layer
-
     out: list[Built] = []
     for k, fn in sorted(owners.items()):
-        if built_at(ctx, k) is None:
+        if is_built(ctx, k) is None:
             continue
         params = [p.name for p in fn.params[1:]]
         given = frozenset({params[i] for i in passes_self if i < len(params)} | (passes_self_kw & set(params)))

@@ -17,6 +17,11 @@ def unlabelled(name: str) -> str:
     return name.rpartition(":")[2]
 
 
+
+# How sure a claim is, in rising order (linter/confidence.py assesses it): `low` is latent drift.
+LOW, MEDIUM, HIGH = "low", "medium", "high"
+LEVELS = (LOW, MEDIUM, HIGH)
+
 @dataclass(frozen=True)
 class Evidence:
     """One link in the chain that makes a finding true. A `supporting` link backs the chain up
@@ -60,7 +65,7 @@ class Finding:
     # Extra machine-readable facts a rule wants to pass on (for example, to runtime_check).
     details: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     # How sure the claim is (linter/confidence.py): "high", "medium" or "low" (latent drift).
-    confidence: str = field(default="medium", compare=False)
+    confidence: str = field(default=MEDIUM, compare=False)
     confidence_reasons: tuple[Reason, ...] = field(default=(), compare=False)
 
     @property

@@ -22,7 +22,7 @@ from .signature import bound_params
 from .summary import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
 
 if TYPE_CHECKING:
-    from .fix import SourceCache
+    from .sources import SourceCache
 
 _SAFE_ANNOTATION_NAMES = {"bool", "int", "float", "str", "bytes", "None", "object", "complex"}
 _BUILTIN_NAMES = set(dir(builtins)) | {"None"}

@@ -490,7 +490,7 @@ class Runner:
                     continue
                 key = (site.cls, recv[2])
                 if key not in memo:
-                    memo[key] = held_from_factories(ctx, site.cls, recv[2])
+                    memo[key] = held_from_factories(ctx, site.cls, recv[2], built_at)
                 built = memo[key]
                 if not built:
                     continue

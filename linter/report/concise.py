@@ -3,12 +3,12 @@ grep-friendly; with --show-latent, one `path:line:1: latent ...` line per (wrapp
 
 from __future__ import annotations
 
-from ..engine import Result
 from . import latent
 from .printable import printable
+from .view import Analysed
 
 
-def render(result: Result) -> str:
+def render(result: Analysed) -> str:
     lines = [printable(f"{f.path}:{f.line}:{f.column}: {f.code} [{f.severity}] [{f.confidence}] {f.message}")
              for f in result.findings]
     lines.extend(_latent_line(g) for g in latent.groups(result.latent))

@@ -8,9 +8,9 @@ reasons for the confidence follow, one line per link. With --show-latent, one `:
 
 from __future__ import annotations
 
-from ..engine import Result
 from . import latent
 from .printable import printable
+from .view import Analysed
 
 LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -23,7 +23,7 @@ def _prop(text: str) -> str:
     return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def render(result: Result, path_of=None, verbose: bool = False) -> str:
+def render(result: Analysed, path_of=None, verbose: bool = False) -> str:
     """`path_of(display) -> str` maps paths (for example to the repository root); identity by default.
     `verbose`: also the supporting evidence."""
     path_of = path_of or (lambda p: p)

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 
-from ..engine import Result
 from . import latent as latent_report
+from .view import Analysed
 
 JSON_VERSION = 1
 
 
-def render(result: Result, extra: dict | None = None, show_latent: bool = False) -> str:
+def render(result: Analysed, extra: dict | None = None, show_latent: bool = False) -> str:
     def entry(f) -> dict:
         data = f.to_json()
         if extra and f in extra:

@@ -18,8 +18,8 @@ import os
 from urllib.parse import quote
 
 from ... import __version__
-from ..engine import Result
 from ..identity import identity
+from .view import Analysed
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
@@ -61,7 +61,7 @@ def _rule_descriptors(extra_codes: set[str]) -> list[dict]:
     return out
 
 
-def build(result: Result, path_of=None, root: str | None = None, extra: dict | None = None) -> dict:
+def build(result: Analysed, path_of=None, root: str | None = None, extra: dict | None = None) -> dict:
     """`path_of(display) -> str` maps finding paths to paths relative to the project root; `extra`
     maps a finding to more result properties (the `verification` of --verify)."""
     path_of = path_of or (lambda p: p)
@@ -116,5 +116,5 @@ def build(result: Result, path_of=None, root: str | None = None, extra: dict | N
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def render(result: Result, path_of=None, root: str | None = None, extra: dict | None = None) -> str:
+def render(result: Analysed, path_of=None, root: str | None = None, extra: dict | None = None) -> str:
     return json.dumps(build(result, path_of, root, extra), indent=2)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 
-from ..engine import Result
+from .view import Analysed
 
 
-def counts(result: Result) -> list[tuple[str, str, int, str, dict[str, int]]]:
+def counts(result: Analysed) -> list[tuple[str, str, int, str, dict[str, int]]]:
     """(code, name, count, severity, {confidence: count}) per rule and severity with findings, most
     frequent first: a rule reports some findings one level lower (AL001 on a hidden data attribute
     is a warning); the count is of the default report, latent findings only in the confidences."""
@@ -33,7 +33,7 @@ def _levels(by: dict[str, int], show_latent: bool) -> dict[str, int]:
     return out
 
 
-def render(result: Result, as_json: bool = False) -> str:
+def render(result: Analysed, as_json: bool = False) -> str:
     show_latent = bool(result.latent)  # the CLI leaves latent findings in only with --show-latent
     rows = counts(result)
     if as_json:
@@ -54,7 +54,7 @@ def render(result: Result, as_json: bool = False) -> str:
     return "\n".join(lines)
 
 
-def _tree_line(result: Result) -> str:
+def _tree_line(result: Analysed) -> str:
     """What the analysis had to reason about, and, where one is missing, why nothing can be found."""
     st = result.stats
     if "wrappers" not in st:  # nothing was analysed (no files), or a result from an older build

@@ -16,11 +16,11 @@ from rich.console import Console
 from rich.text import Text
 
 from ..discover import decode_source, open_source
-from ..engine import Result
 from ..findings import CITED_KEY, Finding, short, unlabelled
 from ..identity import identity
 from . import latent as latent_report
 from .printable import printable
+from .view import Analysed
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold blue"}
 CONFIDENCE_STYLE = {"high": "bold", "medium": "", "low": "dim"}
@@ -72,7 +72,7 @@ def _read_lines(path: str) -> list[str]:
     return lines
 
 
-def render(result: Result, console: Console, verbose: bool = False, summary: bool = True) -> None:
+def render(result: Analysed, console: Console, verbose: bool = False, summary: bool = True) -> None:
     """`verbose`: also the supporting evidence (other probe sites, how delegates were found);
     `summary`: the closing line (`--quiet` leaves it out)."""
     roots = {f.display: f.path for f in result.files}
@@ -232,7 +232,7 @@ def _hanging(console: Console, prefix: Text, body: Text, indent: int) -> None:
             console.print(Text.assemble(Text(" " * indent), line))
 
 
-def _latent(console: Console, result: Result) -> None:
+def _latent(console: Console, result: Analysed) -> None:
     grouped = latent_report.groups(result.latent)
     console.print(Text(latent_report.heading(result.latent, len(grouped)), style="bold"))
     for g in grouped:
@@ -240,7 +240,7 @@ def _latent(console: Console, result: Result) -> None:
     console.print()
 
 
-def _summary(console: Console, result: Result) -> None:
+def _summary(console: Console, result: Analysed) -> None:
     s = result.stats
     by_rule = s.get("by_rule", {})
     counts = ", ".join(f"{code}: {n}" for code, n in by_rule.items() if n)
