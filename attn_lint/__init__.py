@@ -9,5 +9,5 @@ __version__ = "0.1.0"
 # let `python -m attn_lint` and imports work from the checkout too.
 _here = _os.path.dirname(_os.path.abspath(__file__))
 if not _os.path.isdir(_os.path.join(_here, "linter")) and _os.path.isfile(
-        _os.path.join(_os.path.dirname(_here), "linter", "engine.py")):
+        _os.path.join(_os.path.dirname(_here), "linter", "app", "engine.py")):
     __path__.append(_os.path.dirname(_here))

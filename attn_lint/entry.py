@@ -15,7 +15,7 @@ def main() -> None:
     import gc
     gc.disable()
 
-    from attn_lint.linter.cli import main as cli
+    from attn_lint.linter.app.cli import main as cli
 
     code = 0
     try:

@@ -32,8 +32,9 @@ _CHECKOUT = os.path.dirname(_HERE)
 def _child(tree: str, step: int, part: str, measured: bool) -> None:
     sys.path.insert(0, _HERE)
     import bench
-    from attn_lint.linter import facts, summary
-    from attn_lint.linter.codec import Parsed, decode_own, encode_parsed
+    from attn_lint.linter.model import facts
+    from attn_lint.linter.perfile import summary
+    from attn_lint.linter.perfile.codec import Parsed, decode_own, encode_parsed
     gc.disable()
     trees = [ast.parse(open(p, "rb").read()) for p in bench.py_files(tree)[::step]]
     if part == "walk":

@@ -70,11 +70,11 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))  # precision_labels.release_tree: downloads and unpacks a wheel
 
-from attn_lint.linter.cache import TOOL_KEY  # noqa: E402
-from attn_lint.linter.engine import Settings, analyse  # noqa: E402
-from attn_lint.linter.facts import mentions_self_attr  # noqa: E402
-from attn_lint.linter.signature import CallShape, bind_error  # noqa: E402
-from attn_lint.linter.summary import Param, member_target  # noqa: E402
+from attn_lint.linter.app.engine import Settings, analyse  # noqa: E402
+from attn_lint.linter.model.facts import mentions_self_attr  # noqa: E402
+from attn_lint.linter.perfile.cache import TOOL_KEY  # noqa: E402
+from attn_lint.linter.perfile.signature import CallShape, bind_error  # noqa: E402
+from attn_lint.linter.perfile.summary import Param, member_target  # noqa: E402
 
 SNAP_VERSION = 5
 HISTORY = Path(os.environ.get("ATTN_LINT_HISTORY_CACHE") or Path.home() / ".cache" / "attn-lint-history")

@@ -1,7 +1,8 @@
 """A mutation run: small faults put one at a time into the analysis code, and whether the tests
 notice. A mutant that survives is a behaviour no test pins (or an equivalent mutant).
 
-    python bench/mutation.py [--files rules/*.py linter/families.py linter/callgraph.py] [--max 40] [--seed 1]
+    python bench/mutation.py [--files rules/*.py linter/model/families.py linter/model/callgraph.py] \
+        [--max 40] [--seed 1]
 
 Works on a copy of the checkout (never on the working tree): each mutant is written there, the
 test subset runs against it (`-m "not network and not slow"`), and the copy is restored. Mutation
@@ -98,7 +99,7 @@ def run_tests(copy: Path, timeout: float, tests: list[str] | None = None) -> tup
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     rules = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "rules").glob("*.py"))
-    ap.add_argument("--files", nargs="*", default=[*rules, "linter/families.py", "linter/callgraph.py"])
+    ap.add_argument("--files", nargs="*", default=[*rules, "linter/model/families.py", "linter/model/callgraph.py"])
     ap.add_argument("--max", type=int, default=40, help="mutants sampled over all files")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=300)

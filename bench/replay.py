@@ -1,7 +1,7 @@
 """The release replay as a measure: what a maintainer running attn-lint on every release would see.
 
 For each release of a package (sglang by default), `attn-lint --format json --show-latent` on its
-tree; then, release over release, by finding identity (linter/identity.py):
+tree; then, release over release, by finding identity (linter/model/identity.py):
 
 * new: identities of a release's default report absent (at any confidence) from the release before;
 * fixed upstream: a new finding that later leaves the report because the code now does what it

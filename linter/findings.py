@@ -18,7 +18,7 @@ def unlabelled(name: str) -> str:
 
 
 
-# How sure a claim is, in rising order (linter/confidence.py assesses it): `low` is latent drift.
+# How sure a claim is, in rising order (linter/model/confidence.py assesses it): `low` is latent drift.
 LOW, MEDIUM, HIGH = "low", "medium", "high"
 LEVELS = (LOW, MEDIUM, HIGH)
 
@@ -64,7 +64,7 @@ class Finding:
     evidence: tuple[Evidence, ...] = ()
     # Extra machine-readable facts a rule wants to pass on (for example, to runtime_check).
     details: tuple[tuple[str, str], ...] = field(default=(), compare=False)
-    # How sure the claim is (linter/confidence.py): "high", "medium" or "low" (latent drift).
+    # How sure the claim is (linter/model/confidence.py): "high", "medium" or "low" (latent drift).
     confidence: str = field(default=MEDIUM, compare=False)
     confidence_reasons: tuple[Reason, ...] = field(default=(), compare=False)
 

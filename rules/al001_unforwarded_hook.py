@@ -6,14 +6,14 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..linter.confidence import Pairing
 from ..linter.findings import Evidence, Finding, details_of
+from ..linter.model.confidence import Pairing
+from ..linter.model.uses import Use
 from ..linter.refs import is_attr, is_self
-from ..linter.uses import Use
 from .base import Example, Reach, Rule, RuntimeCheck, delegate_pairings, delegates_named_in_evidence, short
 
 if TYPE_CHECKING:
-    from ..linter.context import Context
+    from ..linter.model.context import Context
 
 _BASE = '''
 class Backend:
@@ -49,8 +49,8 @@ class UnforwardedHook(Rule):
 
     def fix_method(self, ctx: Context, finding: Finding, sources, indent: str) -> str:
         """Forward the hook to each delegate that can hold an implementation of it
-        (linter/forwarder.py: the signature every implementation accepts)."""
-        from ..linter.forwarder import forwarding_method
+        (linter/model/forwarder.py: the signature every implementation accepts)."""
+        from ..linter.model.forwarder import forwarding_method
         return forwarding_method(ctx, finding, sources, indent)
     summary = "A wrapper backend neither defines nor forwards a hook that callers probe and its delegates implement."
     doc = """\

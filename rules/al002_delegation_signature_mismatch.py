@@ -6,16 +6,16 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..linter.confidence import Pairing
 from ..linter.findings import Evidence, Finding, Reason, details_of
+from ..linter.model.confidence import Pairing
+from ..linter.model.resolve import Resolution
+from ..linter.perfile.signature import CallShape, bind_error, bound_params, format_signature
+from ..linter.perfile.summary import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
 from ..linter.refs import class_values, is_attr, is_call, is_name, is_self
-from ..linter.resolve import Resolution
-from ..linter.signature import CallShape, bind_error, bound_params, format_signature
-from ..linter.summary import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
 from .base import Example, Reach, Rule, RuntimeCheck, calls_on_own_attrs, hands_own_operations, short
 
 if TYPE_CHECKING:
-    from ..linter.context import Context
+    from ..linter.model.context import Context
 
 _BACKENDS = '''
 class Backend:
@@ -346,7 +346,7 @@ class Runner:
     def identity_subject(self, finding, ctx):
         """A call's finding is about the calling function and the family it calls into (its
         targets' roots); an override narrower than its API is about the wrapper."""
-        from ..linter.identity import family_roots
+        from ..linter.model.identity import family_roots
         caller = finding.detail("caller")
         if caller is None:
             return super().identity_subject(finding, ctx)
@@ -471,11 +471,11 @@ class Runner:
         """A call on an object the class holds, built by a factory that a family of configurations
         overrides (`self.quant_method = quant_config.get_quant_method(self, prefix)`, then
         `self.quant_method.apply(layer=self, x=x, scoring_func=...)`): each override names the
-        class it builds for an asker of this kind (linter/factory_returns.py), and each such class
+        class it builds for an asker of this kind (linter/model/factory_returns.py), and each such class
         must bind the call. The member is declared (a placeholder on the method objects' base, often
         `apply(self, layer, *args, **kwargs)`), so a type checker accepts the call; the class one
         configuration builds is what raises TypeError, on every layer it serves."""
-        from ..linter.factory_returns import held_from_factories
+        from ..linter.model.factory_returns import held_from_factories
         from ..linter.signals.self_call import built_at, runs_unconditionally
 
         index = ctx.index

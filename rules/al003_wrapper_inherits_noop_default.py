@@ -7,11 +7,11 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..linter.confidence import Pairing
-from ..linter.families import Delegate, Wrapper
 from ..linter.findings import Evidence, Finding, details_of
-from ..linter.resolve import Scope
-from ..linter.uses import Use
+from ..linter.model.confidence import Pairing
+from ..linter.model.families import Delegate, Wrapper
+from ..linter.model.resolve import Scope
+from ..linter.model.uses import Use
 from .base import (
     Example,
     Reach,
@@ -25,11 +25,11 @@ from .base import (
 )
 
 if TYPE_CHECKING:
-    from ..linter.context import Context
-    from ..linter.facts import Site
-    from ..linter.function_text import Constant
-    from ..linter.resolve import Resolution
-    from ..linter.summary import FunctionInfo
+    from ..linter.model.context import Context
+    from ..linter.model.facts import Site
+    from ..linter.model.function_text import Constant
+    from ..linter.model.resolve import Resolution
+    from ..linter.perfile.summary import FunctionInfo
 
 _BASE = '''
 class Backend:

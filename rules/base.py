@@ -7,12 +7,12 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar
 
 from ..linter.findings import Evidence, Finding, details_of, short, unlabelled
+from ..linter.model.uses import Use
 from ..linter.refs import is_attr, is_self
-from ..linter.uses import Use
 
 if TYPE_CHECKING:  # the rules' modules load without the tree passes (the warm path needs only their codes)
-    from ..linter.confidence import Pairing, Signal
-    from ..linter.context import Context
+    from ..linter.model.confidence import Pairing, Signal
+    from ..linter.model.context import Context
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ class Rule:
         return any(True for _ in ctx.reaching(qual, uses))
 
     # `--fix`: a rule that can fix its findings writes the method the class lacks (fix_method);
-    # linter/fix.py places it in the file and writes it.
+    # linter/app/fix.py places it in the file and writes it.
     fixable: ClassVar[bool] = False
 
     def fix_method(self, ctx: Context, finding: Finding, sources, indent: str) -> str:
@@ -102,7 +102,7 @@ class Rule:
         """The finding with its confidence: what this rule's signals say of the pairings it rests
         on. The implementations of its ruled-out pairings are kept in `details` ("latent_impls")
         so that latent findings can be grouped per (wrapper, implementation)."""
-        from ..linter.confidence import assess
+        from ..linter.model.confidence import assess
 
         a = assess(ctx, pairings, self.signals())
         details = finding.details
@@ -112,9 +112,9 @@ class Rule:
         return replace(finding, confidence=a.level, confidence_reasons=a.reasons, details=details)
 
     def identity_subject(self, finding: Finding, ctx: Context) -> tuple[str, set[str]]:
-        """What the finding is about, for its identity (linter/identity.py): the class the fix
+        """What the finding is about, for its identity (linter/model/identity.py): the class the fix
         belongs in, by short name, and the roots of its family."""
-        from ..linter.identity import family_roots
+        from ..linter.model.identity import family_roots
         return short(unlabelled(finding.class_name)), family_roots(ctx, [finding.class_name])
 
     def finding(self, *, path: str, line: int, column: int, message: str, class_name: str, member: str,

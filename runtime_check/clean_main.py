@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..linter.engine import Settings, analyse
+from ..linter.app.engine import Settings, analyse
 from .clean_process import key_of
 from .confine import confine, set_dumpable
 from .verify import run_for_cli

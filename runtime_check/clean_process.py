@@ -24,9 +24,9 @@ import subprocess
 import sys
 from typing import Any
 
-from ..linter.engine import Settings
+from ..linter.app.engine import Settings
 from ..linter.findings import Finding
-from ..linter.identity import identity
+from ..linter.model.identity import identity
 from .confine import clean_environment, set_dumpable
 
 _MAX_REPLY = 256 * 2**20  # a reply larger than this is not one of ours
@@ -54,7 +54,7 @@ def run_clean(paths: list[str], settings: Settings, findings: list[Finding], *, 
               memory_limit: int | None, protect: tuple[str, ...] = ()) -> CleanRun:
     """The parent's side: start the clean process, hand it the request, read its reply.
     `protect`: folders the checked code must not write (the cache's)."""
-    from ..linter.cache import key_file
+    from ..linter.perfile.cache import key_file
     request = {"paths": list(paths), "settings": {k: getattr(settings, k) for k in SETTINGS},
                "findings": [key_of(f) for f in findings], "gpu": gpu, "task_time_limit": task_time_limit,
                "memory_limit": memory_limit, "protect": list(protect), "hidden": [key_file()]}

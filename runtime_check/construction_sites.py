@@ -25,8 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..linter.findings import short
+from ..linter.model.resolve import Scope
 from ..linter.refs import root_name
-from ..linter.resolve import Scope
 from .call_sites import SourceCall, calls_named, calls_named_in
 
 MAX_ENTRIES = 8  # functions run per construction site: enough for the code's few builders

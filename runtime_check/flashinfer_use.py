@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..linter.findings import short
+from ..linter.model.resolve import Scope
+from ..linter.perfile.summary import member_target
 from ..linter.refs import is_attr, is_call, is_iter, is_name, is_sub
-from ..linter.resolve import Scope
-from ..linter.summary import member_target
 
 PLAN_METHODS = ("plan", "begin_forward")
 MAX_DEPTH = 4  # calls followed from the hook

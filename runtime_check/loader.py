@@ -44,7 +44,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..linter.discover import SourceFile, import_root
+from ..linter.files.discover import SourceFile, import_root
 from ..linter.findings import unlabelled
 from .standins import PartialModule, Standin, probe_getattr, probe_hasattr
 

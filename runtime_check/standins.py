@@ -28,7 +28,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..linter.summary import Param
+from ..linter.perfile.summary import Param
 
 _EMPTY = inspect.Parameter.empty
 

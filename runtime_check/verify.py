@@ -2,7 +2,7 @@
 
 Use::
 
-    from attn_lint.linter.engine import Settings, analyse
+    from attn_lint.linter.app.engine import Settings, analyse
     from attn_lint.runtime_check.verify import verify
 
     result = analyse(["src/"], Settings(), keep_context=True)   # the context is needed
@@ -50,7 +50,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..linter.engine import Result
+from ..linter.app.engine import Result
 from ..linter.findings import Finding, short
 from ..linter.report.printable import printable
 from ..rules import RULES_BY_CODE
@@ -721,7 +721,7 @@ def gpu_controls(result: Result, loader: TreeLoader, backend: str = "fa2",
 def _callable_as_hook(params) -> bool:
     """Whether ``hook(forward_batch)`` binds (the protocol's call): one positional after ``self``,
     everything else optional."""
-    from ..linter.summary import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL
+    from ..linter.perfile.summary import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL
     rest = list(params[1:])
     required = [p for p in rest if not p.has_default and p.kind in (POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD)]
     if any(p.kind == KEYWORD_ONLY and not p.has_default for p in rest):

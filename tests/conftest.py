@@ -16,7 +16,7 @@ os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="attn-lint-test-config-"
 atexit.register(shutil.rmtree, os.environ["XDG_CONFIG_HOME"], True)
 os.environ.pop("ATTN_LINT_CACHE_KEY", None)
 
-from attn_lint.linter.engine import Settings, analyse  # noqa: E402  (after the environment is set)
+from attn_lint.linter.app.engine import Settings, analyse  # noqa: E402  (after the environment is set)
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"

@@ -124,7 +124,7 @@ def findings_of_release(version: str, cache_dir: str | Path | None) -> list[dict
     the next) and an unchanged tree with unchanged analysis code is answered from the stored result."""
     from precision_labels import release_tree
 
-    from attn_lint.linter.engine import Settings, analyse
+    from attn_lint.linter.app.engine import Settings, analyse
 
     tree = release_tree("sglang", version) / "sglang" / "srt"
     result = analyse([str(tree)], Settings(cache_dir=str(cache_dir) if cache_dir else None))

@@ -158,14 +158,14 @@ def summary_cache():
     files' contents and the per-file pass's own code, so a rule edit keeps them. Only summaries:
     no run's result, stat map or astroid memo is kept or read (keeps_runs=False), so each run
     analyses the tree as a cold one does, without parsing it again."""
-    from attn_lint.linter.cache import Cache
+    from attn_lint.linter.perfile.cache import Cache
 
     return Cache(str(cache_root() / "summaries"), keeps_runs=False)
 
 
 def findings_of(tree: str | Path) -> tuple[list[dict], dict]:
     """Every finding of a fresh in-process run on tree, latent ones too (JSON form), and the stats."""
-    from attn_lint.linter.engine import Settings, analyse
+    from attn_lint.linter.app.engine import Settings, analyse
 
     cache = summary_cache()
     result = analyse([str(tree)], Settings(cache_dir=cache.dir), cache=cache)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import write_tree
 
-from attn_lint.linter.engine import Settings, analyse
+from attn_lint.linter.app.engine import Settings, analyse
 from attn_lint.rules import Rule
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "add_a_rule" / "al990_dead_probe.py"

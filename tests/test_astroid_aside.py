@@ -1,4 +1,4 @@
-"""astroid's queries in a child process while the rules go on (linter/astroid_aside.py): the same
+"""astroid's queries in a child process while the rules go on (linter/inference/astroid_aside.py): the same
 findings and answers as asking in place, the rules run twice only when astroid names a class, and
 a child that dies or a fork that fails costs answers, never the run."""
 
@@ -7,8 +7,9 @@ import os
 import pytest
 from test_astroid_fallback import MODEL, _tree
 
-from attn_lint.linter import astroid_bridge, astroid_child, engine
-from attn_lint.linter.engine import Settings, analyse
+from attn_lint.linter.app import engine
+from attn_lint.linter.app.engine import Settings, analyse
+from attn_lint.linter.inference import astroid_bridge, astroid_child
 
 # The same probe, on a receiver astroid cannot type either: a query with no answer.
 UNANSWERED = MODEL.replace('_REGISTRY = {"flash": FlashBackend, "hybrid": HybridBackend}',
@@ -60,7 +61,7 @@ def test_an_answer_found_aside_gives_the_findings_of_asking_in_place(tmp_path, a
     aside["rules"] = 0
     assert _run(tree, jobs=2) == in_place
     assert aside["rules"] == 2  # astroid named a class: the rules ran again to read it
-    from attn_lint.linter.side_process import PARENT_ONLY_FDS
+    from attn_lint.linter.inference.side_process import PARENT_ONLY_FDS
     assert not PARENT_ONLY_FDS  # the child's pipes are closed
     pids = aside["pids"]()
     assert os.getpid() in pids  # the in-place run

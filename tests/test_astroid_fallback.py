@@ -2,7 +2,7 @@
 
 import os
 
-from attn_lint.linter.engine import Settings, analyse
+from attn_lint.linter.app.engine import Settings, analyse
 
 BACKENDS = '''
 class Backend:
@@ -80,7 +80,7 @@ def test_astroid_answers_are_remembered_between_runs(tmp_path):
 
 
 def _bridge_on(tmp_path, **limits):
-    from attn_lint.linter.astroid_bridge import AstroidBridge
+    from attn_lint.linter.inference.astroid_bridge import AstroidBridge
     result = analyse([_tree(tmp_path)], Settings(cache_dir=None, astroid=False), keep_context=True)
     ctx = result.context
     site, probe = ctx.probes["plan_chunks"][0]

@@ -77,7 +77,7 @@ def test_dangling_path_argument_fails_the_command(tree, tmp_path):
     """The rest is analysed and reported, but a mistyped path exits 2, never 0."""
     from click.testing import CliRunner
 
-    from attn_lint.linter.cli import main
+    from attn_lint.linter.app.cli import main
 
     r = CliRunner().invoke(main, ["--no-cache", "--format", "json", str(tmp_path / "nope")])
     assert r.exit_code == 2, r.output

@@ -11,10 +11,10 @@ from collections import Counter
 from click.testing import CliRunner
 from small_trees import TREES
 
-from attn_lint.linter.baseline import Known, filter_new, fingerprint
-from attn_lint.linter.cli import main
+from attn_lint.linter.app.baseline import Known, filter_new, fingerprint
+from attn_lint.linter.app.cli import main
 from attn_lint.linter.findings import Finding
-from attn_lint.linter.identity import identity, identity_of
+from attn_lint.linter.model.identity import identity, identity_of
 
 
 def make_tree(root):

@@ -16,8 +16,8 @@ import pytest
 from conftest import lint, write_tree
 from rename_tree import naming, rename_tree
 
-from attn_lint.linter.engine import Settings, analyse
-from attn_lint.linter.summary import summarise_source
+from attn_lint.linter.app.engine import Settings, analyse
+from attn_lint.linter.perfile.summary import summarise_source
 
 _BACKENDS = """
 class Backend:

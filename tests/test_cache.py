@@ -126,7 +126,7 @@ def test_cli_cache_locations(tree, tmp_path):
     """The CLI's default cache is $XDG_CACHE_HOME/attn-lint; --cache-dir moves it; --no-cache writes nothing."""
     from click.testing import CliRunner
 
-    from attn_lint.linter.cli import main
+    from attn_lint.linter.app.cli import main
 
     runner = CliRunner()
     xdg = tmp_path / "xdg"
@@ -145,7 +145,7 @@ def test_cli_cache_locations(tree, tmp_path):
 
 
 def _pooled(monkeypatch):
-    from attn_lint.linter import engine
+    from attn_lint.linter.app import engine
     monkeypatch.setattr(engine, "PARALLEL_THRESHOLD", 1)
 
 
@@ -156,7 +156,7 @@ def _summary_entries(cache) -> list[str]:
 def _record_writers(monkeypatch, log):
     """Log the pid of every process that writes summaries, once per entry file and once per pack
     with the number of summaries in it (a forked child logs too)."""
-    from attn_lint.linter.cache import Cache
+    from attn_lint.linter.perfile.cache import Cache
     put, put_pack = Cache.put_raw, Cache.put_pack
 
     def logged(self, digest, raw):
@@ -185,7 +185,7 @@ def test_a_pooled_run_writes_its_new_entries_from_one_child_before_it_returns(tr
     log = tmp_path / "writers"
     _record_writers(monkeypatch, log)
     readers = tmp_path / "readers"  # the processes that read the sources: the pool's workers
-    from attn_lint.linter import engine
+    from attn_lint.linter.app import engine
     read = engine._read
 
     def logged_read(path, max_bytes):
@@ -201,7 +201,7 @@ def test_a_pooled_run_writes_its_new_entries_from_one_child_before_it_returns(tr
     writer = writes[0][1]
     assert writer != os.getpid() and str(writer) not in set(readers.read_text().split())
     assert _summary_entries(cache) == [] and len(_files_under(cache / "packs")) == 1
-    from attn_lint.linter.cache import Cache
+    from attn_lint.linter.perfile.cache import Cache
     stored = Cache(str(cache))
     assert all(stored.get_summary(d) is not None for d in first.digests.values())
     # The pack is what a run reads: with the stat map and the result gone, nothing is parsed.
@@ -229,23 +229,23 @@ def test_without_a_process_to_spare_the_workers_write_them(tree, tmp_path, monke
     def no_fork():
         raise OSError(11, "Resource temporarily unavailable")
 
-    from attn_lint.linter import engine
+    from attn_lint.linter.app import engine
     monkeypatch.setattr(engine._LateWrites, "fork", staticmethod(no_fork))
     cache = tmp_path / "cache"
     first = lint(tree, cache_dir=str(cache), jobs=2)
     writes = _writes(log)
     assert {kind for kind, _, _ in writes} == {"entry"} and os.getpid() not in {pid for _, pid, _ in writes}
     assert len(_summary_entries(cache)) == len(set(first.digests.values()))
-    from attn_lint.linter.cache import Cache
+    from attn_lint.linter.perfile.cache import Cache
     stored = Cache(str(cache))
     assert all(stored.get_summary(d) is not None for d in first.digests.values())
 
 
 _SUMMARY_BYTES = """
 import hashlib, os, sys
-from attn_lint.linter.cache import Cache
-from attn_lint.linter.codec import Parsed
-from attn_lint.linter.summary import summarise_source
+from attn_lint.linter.perfile.cache import Cache
+from attn_lint.linter.perfile.codec import Parsed
+from attn_lint.linter.perfile.summary import summarise_source
 h = hashlib.sha256()
 for folder, dirs, names in sorted(os.walk(sys.argv[1])):
     dirs.sort()
@@ -278,7 +278,7 @@ def test_summaries_are_the_same_bytes_under_any_hash_seed(tmp_path):
 def test_the_writers_spool_keeps_what_was_whole(tmp_path):
     """The parent appends new summaries to a spool the writer reads at the end; a write cut short
     (a full disk) loses that entry and the ones after it, never a whole one before it."""
-    from attn_lint.linter.engine import _LateWrites
+    from attn_lint.linter.app.engine import _LateWrites
     entries = {f"{n:040x}": bytes([n]) * (1000 * n + 1) for n in range(1, 6)}
     late = _LateWrites()
     spool = tmp_path / "spool"
@@ -296,8 +296,8 @@ def test_the_writers_spool_keeps_what_was_whole(tmp_path):
 def test_a_short_write_to_the_spool_ends_it(tmp_path, monkeypatch):
     """A full disk can cut a write short without an error: nothing is appended after the cut,
     so the writer reads the whole entries before it and nothing misframed after."""
-    from attn_lint.linter import engine
-    from attn_lint.linter.engine import _LateWrites
+    from attn_lint.linter.app import engine
+    from attn_lint.linter.app.engine import _LateWrites
     entries = {f"{n:040x}": bytes([n]) * (100 * n + 1) for n in range(1, 5)}
     late = _LateWrites()
     late._spool = os.open(tmp_path / "spool", os.O_RDWR | os.O_CREAT)
@@ -331,12 +331,12 @@ def test_a_full_disk_under_the_spool_costs_entries_not_the_run(tree, tmp_path, m
             raise OSError(28, "No space left on device")
         return writev(fd, buffers)
 
-    from attn_lint.linter import engine
+    from attn_lint.linter.app import engine
     monkeypatch.setattr(engine.os, "writev", failing)
     cache = tmp_path / "cache"
     first = lint(tree, cache_dir=str(cache), jobs=2)
     assert _json(first) == _json(lint(tree, cache_dir=None))
     monkeypatch.setattr(engine.os, "writev", writev)
-    from attn_lint.linter.cache import Cache
+    from attn_lint.linter.perfile.cache import Cache
     stored = Cache(str(cache))
     assert sum(stored.get_summary(d) is not None for d in set(first.digests.values())) == 2

@@ -14,7 +14,7 @@ import pytest
 from conftest import FIXTURES, REPO, lint
 from test_astroid_fallback import BACKENDS, MODEL
 
-from attn_lint.linter.cache import Cache
+from attn_lint.linter.perfile.cache import Cache
 
 
 def _json(result):
@@ -78,7 +78,7 @@ def test_planted_entries_never_run(tree, tmp_path):
     for path in _entries(cache):
         with open(path, "wb") as fh:
             fh.write(planted)
-    from attn_lint.linter import engine
+    from attn_lint.linter.app import engine
     old = engine.PARALLEL_THRESHOLD
     engine.PARALLEL_THRESHOLD = 1
     try:
@@ -93,7 +93,7 @@ def test_planted_summaries_never_reach_the_parent_when_loaded_by_workers(tree, t
     """With the file map intact, a run loads the unchanged files' summaries; on a large tree the
     pool's workers read and check them and pass on only entries that decode, which the parent
     rebuilds unchecked. Planted ones are misses there too: parsed again, never run, never a result."""
-    from attn_lint.linter import engine
+    from attn_lint.linter.app import engine
     cache = tmp_path / "cache"
     reference = lint(tree, cache_dir=None)
     _first_run(tree, cache)
@@ -232,7 +232,7 @@ def _lint_in_a_child(tree, cache_dir, jobs: int | None = None):
 
 @pytest.mark.parametrize("value", ["../x", "../../elsewhere/cache", "inside-repo/../../x", "/tmp/abs", "~/x", "."])
 def test_repo_config_cannot_choose_a_cache_folder_outside_the_users_cache(tmp_path, value):
-    from attn_lint.linter.config import ConfigError, resolve
+    from attn_lint.linter.app.config import ConfigError, resolve
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "pyproject.toml").write_text(f'[tool.attn-lint]\ncache-dir = "{value}"\n')
@@ -243,8 +243,8 @@ def test_repo_config_cannot_choose_a_cache_folder_outside_the_users_cache(tmp_pa
 def test_repo_config_cache_dir_is_a_folder_in_the_users_cache(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    from attn_lint.linter.cli import main
-    from attn_lint.linter.config import resolve
+    from attn_lint.linter.app.cli import main
+    from attn_lint.linter.app.config import resolve
     xdg = tmp_path / "xdg"
     monkeypatch.setenv("XDG_CACHE_HOME", str(xdg))
     repo = tmp_path / "repo"
@@ -266,8 +266,8 @@ def test_repo_config_cache_dir_is_a_folder_in_the_users_cache(tmp_path, monkeypa
 def test_every_summary_survives_the_round_trip():
     """The decoder's checks accept everything the per-file pass makes (a check too strict would
     turn every run over such a file into a miss)."""
-    from attn_lint.linter.cache import content_hash
-    from attn_lint.linter.engine import _parse_bytes
+    from attn_lint.linter.app.engine import _parse_bytes
+    from attn_lint.linter.perfile.cache import content_hash
     paths = [os.path.join(d, n) for top in ("fixtures", "linter", "rules", "runtime_check", "tests")
              for d, _, names in os.walk(REPO / top) for n in names if n.endswith(".py")]
     assert len(paths) > 50
@@ -283,9 +283,9 @@ def test_sealed_entries_of_the_wrong_shape_are_misses():
     to one already checked (1 == 1.0 == True) must never bring its own types into a summary."""
     import marshal
 
-    from attn_lint.linter.cache import content_hash, sealed
-    from attn_lint.linter.codec import encode_parsed
-    from attn_lint.linter.engine import _parse_bytes
+    from attn_lint.linter.app.engine import _parse_bytes
+    from attn_lint.linter.perfile.cache import content_hash, sealed
+    from attn_lint.linter.perfile.codec import encode_parsed
     source = b"class A(B):\n    def f(self, x, *, y=1):\n        return self.g(x).h\n"
     parsed = _parse_bytes(source, "a.py", 1 << 20, content_hash(source))
     plain = encode_parsed(parsed)
@@ -320,7 +320,7 @@ def test_sealed_entries_of_the_wrong_shape_are_misses():
 def packed(tree, tmp_path, monkeypatch):
     """A cache after a first pooled run: every summary is in one pack, none in an entry file.
     (tree, cache, pack, the findings of a --no-cache run, the summaries as first stored)"""
-    from attn_lint.linter import engine
+    from attn_lint.linter.app import engine
     monkeypatch.setattr(engine, "PARALLEL_THRESHOLD", 1)
     cache = tmp_path / "cache"
     reference = _json(lint(tree, cache_dir=None))
@@ -396,7 +396,7 @@ def test_a_damaged_pack_does_not_hide_entries_written_later(packed):
 def _reindex(pack, change) -> None:
     """Rewrite a pack's index as `change(index)` returns it, sealed as the pack's writer would
     (the seal's key is no secret), and leave its entries as they are."""
-    from attn_lint.linter import cache as cache_mod
+    from attn_lint.linter.perfile import cache as cache_mod
     raw = open(pack, "rb").read()
     magic, head = len(cache_mod._PACK_MAGIC), cache_mod._PACK_HEAD
     n = int.from_bytes(raw[magic:head], "little")
@@ -440,7 +440,7 @@ def test_a_fifo_or_device_at_a_pack_name_does_not_block(packed, tmp_path):
 def test_packs_written_later_are_seen_and_large_ones_are_split(packed, monkeypatch):
     """A cache object that looked before a pack was written (the resident server's) sees it; a
     pack is split where it would pass PACK_BYTES."""
-    from attn_lint.linter import cache as cache_mod
+    from attn_lint.linter.perfile import cache as cache_mod
     tree, cache, pack, reference, summaries = packed
     plains = {d: Cache(str(cache)).get_checked_plain(d) for d in summaries}
     os.unlink(pack)

@@ -15,7 +15,7 @@ import shutil
 from conftest import write_tree
 from test_astroid_fallback import BACKENDS
 
-from attn_lint.linter.engine import Settings, analyse
+from attn_lint.linter.app.engine import Settings, analyse
 
 MODEL = '''
 from serving.backends import FlashBackend
@@ -83,8 +83,8 @@ def test_the_cache_is_pruned_by_age_count_and_size(tmp_path, monkeypatch):
     import os
     import time
 
-    from attn_lint.linter import cache as cache_mod
-    from attn_lint.linter.cache import Cache
+    from attn_lint.linter.perfile import cache as cache_mod
+    from attn_lint.linter.perfile.cache import Cache
 
     monkeypatch.setattr(cache_mod, "MAX_SUMMARY_BYTES", 10_000)
     monkeypatch.setattr(cache_mod, "NAMED_KEPT", 5)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from conftest import lint, write_tree
 
-from attn_lint.linter.engine import Settings, analyse
-from attn_lint.linter.resolve import Scope
+from attn_lint.linter.app.engine import Settings, analyse
+from attn_lint.linter.model.resolve import Scope
 
 _MANAGERS = """
 from typing import Literal, Optional, Type, overload

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import FIXTURES, REPO, run_in_pty
 
-from attn_lint.linter import cli as cli_module
+from attn_lint.linter.app import cli as cli_module
 from attn_lint.rules import ALL_RULES, RULES_BY_CODE
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -241,7 +241,7 @@ def test_progress_with_counts_on_a_terminal_and_nothing_when_piped(tmp_path):
 
 
 def test_the_engine_reports_progress_and_prints_nothing(tmp_path, capsys):
-    from attn_lint.linter.engine import Settings, analyse
+    from attn_lint.linter.app.engine import Settings, analyse
     for n in range(5):
         (tmp_path / f"m{n}.py").write_text(f"X = {n}\n")
     calls = []
@@ -355,7 +355,7 @@ def test_folders_without_python_files_and_non_python_files_are_named(tmp_path):
 
 def test_paths_within_agrees_with_path_within(tmp_path):
     """rebase_paths' once-per-folder relpath gives what path_within gives for each file."""
-    from attn_lint.linter.discover import path_within, paths_within
+    from attn_lint.linter.files.discover import path_within, paths_within
     base = str(tmp_path / "proj" / "sub")
     paths = [base + "/a.py", base + "/pkg/b.py", base + "/pkg/deep/c.py", str(tmp_path / "proj" / "x.py"),
              str(tmp_path / "proj" / "subway" / "d.py"), str(tmp_path / "other.py"), "/e.py",
@@ -371,7 +371,7 @@ def test_paths_within_remembers_folders_outside_the_base(tmp_path, monkeypatch):
     parent, or on an absolute path) asks relpath once per folder too, not once per file."""
     import os
 
-    from attn_lint.linter.discover import paths_within
+    from attn_lint.linter.files.discover import paths_within
     calls = []
     real = os.path.relpath
     monkeypatch.setattr(os.path, "relpath", lambda *a: calls.append(a) or real(*a))

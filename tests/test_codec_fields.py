@@ -7,8 +7,8 @@ import dataclasses
 
 import pytest
 
-from attn_lint.linter import codec
-from attn_lint.linter.summary import CallSite, FunctionInfo, Param, Probe, summarise_source
+from attn_lint.linter.perfile import codec
+from attn_lint.linter.perfile.summary import CallSite, FunctionInfo, Param, Probe, summarise_source
 
 
 @pytest.mark.parametrize("record", list(codec.RECORD_FIELDS), ids=lambda r: r.__name__)

@@ -17,9 +17,9 @@ import pytest
 from click.testing import CliRunner
 
 from attn_lint.linter import signals
-from attn_lint.linter.cli import main
-from attn_lint.linter.confidence import Signal
+from attn_lint.linter.app.cli import main
 from attn_lint.linter.findings import Reason, short
+from attn_lint.linter.model.confidence import Signal
 
 SCHEMA = pathlib.Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 

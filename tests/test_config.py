@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 from small_trees import TREES
 
-from attn_lint.linter.cache import default_cache_dir
-from attn_lint.linter.cli import main
-from attn_lint.linter.config import ConfigError, find_project_root, load_config, resolve
+from attn_lint.linter.app.cli import main
+from attn_lint.linter.app.config import ConfigError, find_project_root, load_config, resolve
+from attn_lint.linter.perfile.cache import default_cache_dir
 
 
 def make_tree(root, pyproject: str | None = None, code: str = "AL001") -> None:

@@ -14,9 +14,9 @@ import pytest
 from conftest import lint, write_tree
 from rename_tree import naming, rename_tree
 
-from attn_lint.linter.codec import Parsed, decode_parsed, encode_parsed
-from attn_lint.linter.engine import Settings, analyse
-from attn_lint.linter.summary import summarise_source
+from attn_lint.linter.app.engine import Settings, analyse
+from attn_lint.linter.perfile.codec import Parsed, decode_parsed, encode_parsed
+from attn_lint.linter.perfile.summary import summarise_source
 
 # Paged and Sliding implement the optional hook; the wrapper below never holds Sliding.
 _BACKENDS = """

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from attn_lint.linter.discover import NOT_REGULAR, discover
+from attn_lint.linter.files.discover import NOT_REGULAR, discover
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ from __future__ import annotations
 import pytest
 from conftest import write_tree
 
-from attn_lint.linter import confidence
-from attn_lint.linter.engine import Settings, analyse
+from attn_lint.linter.app.engine import Settings, analyse
+from attn_lint.linter.model import confidence
 
 BASE = '''
 class BaseLoader:

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from conftest import write_tree
 from test_signal_self_call import RECEIVER
 
-from attn_lint.linter import cli as cli_module
+from attn_lint.linter.app import cli as cli_module
 from attn_lint.rules.al002_delegation_signature_mismatch import ROTARY
 
 # The optional call under a test: possible, not shown to run (medium; test_signal_self_call).

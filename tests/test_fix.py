@@ -14,9 +14,9 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
-from attn_lint.linter import fix as fixer
-from attn_lint.linter.cli import main
-from attn_lint.linter.engine import Settings, analyse
+from attn_lint.linter.app import fix as fixer
+from attn_lint.linter.app.cli import main
+from attn_lint.linter.app.engine import Settings, analyse
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 

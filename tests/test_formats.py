@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from attn_lint.linter.cli import main
+from attn_lint.linter.app.cli import main
 from attn_lint.rules import ALL_RULES, RULES_BY_CODE
 
 SCHEMA = pathlib.Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"

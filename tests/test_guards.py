@@ -1,11 +1,11 @@
-"""The per-file pass records which flag tests decide each line (linter/guards.py), and the codec
+"""The per-file pass records which flag tests decide each line (linter/perfile/guards.py), and the codec
 keeps them."""
 
 from __future__ import annotations
 
-from attn_lint.linter.codec import _dec_function, _enc_function
-from attn_lint.linter.guards import OPAQUE, dominating
-from attn_lint.linter.summary import summarise_source
+from attn_lint.linter.perfile.codec import _dec_function, _enc_function
+from attn_lint.linter.perfile.guards import OPAQUE, dominating
+from attn_lint.linter.perfile.summary import summarise_source
 
 _SRC = '''
 class W:

@@ -68,7 +68,7 @@ def _mine_history():
 
 def findings_of_release(package: str, tree: str, version: str, cache_dir: Path) -> list[dict]:
     """Every finding (latent ones too, JSON form) of attn-lint on `tree` of that release."""
-    from attn_lint.linter.engine import Settings, analyse
+    from attn_lint.linter.app.engine import Settings, analyse
 
     root = _mine_history().fetch_release(package, version) / tree
     result = analyse([str(root)], Settings(cache_dir=str(cache_dir)))

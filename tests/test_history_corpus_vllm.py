@@ -24,7 +24,7 @@ import pytest
 from precision_labels import cache_root
 from test_history_corpus_beyond import _mine_history, findings_of_release
 
-from attn_lint.linter.engine import Settings  # noqa: F401  (the engine must import before the corpus runs)
+from attn_lint.linter.app.engine import Settings  # noqa: F401  (the engine must import before the corpus runs)
 
 CORPUS = hc.Path(__file__).resolve().parent / "data" / "history_corpus_vllm.json"
 REJECTED = hc.Path(__file__).resolve().parent / "data" / "history_corpus_vllm_rejected.json"

@@ -6,8 +6,8 @@ new. The pairs are content-addressed, so they never go stale."""
 
 from __future__ import annotations
 
-from attn_lint.linter import revision_reuse as reuse
-from attn_lint.linter.cache import content_hash
+from attn_lint.linter.app import revision_reuse as reuse
+from attn_lint.linter.perfile.cache import content_hash
 
 
 def tree(tmp_path, n=5):

@@ -229,7 +229,7 @@ def _peak_child_rss() -> int:
 def test_one_large_blob_at_many_paths_does_not_expand(tmp_path):
     """Attack 5: 160 paths of one 8 MB blob are a few hundred kB of repository; the revision must
     not be held in memory whole or written out 160 times, and the analysis parses it once."""
-    from attn_lint.linter.discover import MAX_FILE_BYTES
+    from attn_lint.linter.files.discover import MAX_FILE_BYTES
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
@@ -254,7 +254,7 @@ def test_one_large_blob_at_many_paths_does_not_expand(tmp_path):
 
 def test_a_revision_past_the_file_bound_is_one_line(tmp_path):
     """168 kB of repository can list 200,000 paths; past the bound the run says so and stops."""
-    from attn_lint.linter.revision import MAX_SNAPSHOT_FILES
+    from attn_lint.linter.files.revision import MAX_SNAPSHOT_FILES
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
@@ -319,7 +319,7 @@ class SplitBackend(Backend):
 def test_ref_folders_that_are_links_out_of_the_repository_are_never_read(repo, tmp_path):
     """`.git/logs` or `.git/refs/tags` leading out of the repository: the private GIT_DIR copies
     nothing from there (a file named like a ref, read there, would be someone else's)."""
-    from attn_lint.linter import revision
+    from attn_lint.linter.files import revision
     outside = tmp_path / "outside"
     (outside / "logs").mkdir(parents=True)
     (outside / "logs" / "HEAD").write_text("secret of the user's\n")

@@ -20,7 +20,7 @@ import time
 import pytest
 from conftest import FIXTURES, lint, pairs
 
-from attn_lint.linter.engine import Settings, analyse
+from attn_lint.linter.app.engine import Settings, analyse
 
 GOOD = [("HybridLinearAttnBackend", "init_mha_chunk_metadata")]
 FINDING_FILE = "serving/backends/hybrid_linear_attn_backend.py"
@@ -182,8 +182,8 @@ def test_fifo_named_like_source_is_skipped(tree, tmp_path):
 def test_source_replaced_by_fifo_after_discovery_never_blocks(tree):
     """Every reader of source files (summaries, suppressions, --fix, code frames) refuses a FIFO
     put where a discovered file was, instead of blocking in open()."""
-    from attn_lint.linter.discover import open_source
-    from attn_lint.linter.fix import SourceCache
+    from attn_lint.linter.app.fix import SourceCache
+    from attn_lint.linter.files.discover import open_source
     from attn_lint.linter.report.text import code_frame
     fifo = tree / "serving" / "swapped.py"
     os.mkfifo(fifo)
@@ -192,7 +192,7 @@ def test_source_replaced_by_fifo_after_discovery_never_blocks(tree):
     with pytest.raises(OSError):
         _within(10, SourceCache().data, str(fifo))
     assert _within(10, code_frame, "swapped.py", 3, {"swapped.py": str(fifo)}) == []
-    from attn_lint.linter.engine import _worker
+    from attn_lint.linter.app.engine import _worker
     path, parsed, failure, fresh = _within(10, _worker, (str(fifo), 1 << 20, None, True))
     assert parsed is None and "not a regular file" in failure and not fresh
 
@@ -258,7 +258,7 @@ def test_a_defect_in_the_per_file_pass_is_that_files_diagnostic(tmp_path, monkey
 
     from conftest import FIXTURES, lint
 
-    from attn_lint.linter import summary
+    from attn_lint.linter.perfile import summary
 
     shutil.copytree(FIXTURES / "al001_hidden_hook", tmp_path / "t")
     (tmp_path / "t" / "serving" / "odd.py").write_text("x = 1\n")

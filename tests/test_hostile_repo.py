@@ -231,7 +231,7 @@ def test_a_config_of_the_wrong_shape_is_one_line_never_a_traceback(repo, home, d
 def _public_summary_key(repo: Path, home: Path) -> bytes:
     """What anyone can compute from the installed attn-lint: its version, Python's, its code."""
     env = {**os.environ, "HOME": str(home)}
-    out = subprocess.run([sys.executable, "-c", "from attn_lint.linter import cache; print(cache.SUMMARY_KEY)"],
+    out = subprocess.run([sys.executable, "-c", "from attn_lint.linter.perfile import cache; print(cache.SUMMARY_KEY)"],
                          cwd=repo, env=env, capture_output=True, text=True, check=True)
     return out.stdout.strip().encode()
 

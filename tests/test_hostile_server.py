@@ -20,8 +20,8 @@ import time
 
 import pytest
 
-from attn_lint.linter import server
-from attn_lint.linter.server_paths import state_dir
+from attn_lint.linter.app import server
+from attn_lint.linter.app.server_paths import state_dir
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX") or not os.path.isdir("/proc/self"),
                                 reason="the server needs Unix sockets; these tests read processes from /proc")

@@ -14,8 +14,8 @@ import time
 import pytest
 from hostile_shapes import deep_chain, long_display, wide_family
 
-from attn_lint.linter import engine
-from attn_lint.linter.engine import Settings, analyse
+from attn_lint.linter.app import engine
+from attn_lint.linter.app.engine import Settings, analyse
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="peak memory is read from Linux's rusage")
 
@@ -50,7 +50,7 @@ def test_a_chain_ten_thousand_classes_deep(tmp_path):
 
 
 def test_a_chain_just_within_the_depth_is_whole(tmp_path):
-    from attn_lint.linter.index import MAX_DEPTH
+    from attn_lint.linter.model.index import MAX_DEPTH
     root = deep_chain(tmp_path / "deep", MAX_DEPTH - 2)  # the wrapper MAX_DEPTH levels below Base
     result = analyse([str(root)], Settings(cache_dir=None))
     assert result.errors == []

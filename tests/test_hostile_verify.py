@@ -184,7 +184,7 @@ def test_a_bad_memory_limit_is_a_usage_error(tmp_path):
 
 
 def test_memory_limit_sizes_and_the_default():
-    from attn_lint.linter.cli import RunOptions, check
+    from attn_lint.linter.app.cli import RunOptions, check
     from attn_lint.runtime_check.isolate import DEFAULT_MEMORY_LIMIT, parse_size, size_text
 
     assert [parse_size(t) for t in ("4G", "512M", "8GiB", "1.5g", "1000000", "none", "0")] == \

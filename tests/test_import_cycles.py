@@ -6,13 +6,16 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from attn_lint.linter.summary import is_type_checking
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the tomli the project depends on there
+    import tomli as tomllib
+
+from attn_lint.linter.perfile.summary import is_type_checking
 
 ROOT = Path(__file__).resolve().parent.parent
-# The import names of the project's folders, as pyproject.toml's package-dir maps them.
-PACKAGES = {"attn_lint": "attn_lint", "attn_lint.linter": "linter", "attn_lint.linter.report": "linter/report",
-            "attn_lint.linter.signals": "linter/signals", "attn_lint.rules": "rules",
-            "attn_lint.runtime_check": "runtime_check"}
+# The import names of the project's folders: pyproject.toml's package-dir, the one table of them.
+PACKAGES: dict[str, str] = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
 
 
 def modules_of_project() -> dict[str, Path]:
@@ -23,11 +26,12 @@ def modules_of_project() -> dict[str, Path]:
     return out
 
 
-def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """The project modules `name` imports anywhere, `if TYPE_CHECKING:` blocks left out."""
+def imports_of(name: str, path: Path, modules: dict[str, Path], typing: bool = False) -> set[str]:
+    """The project modules `name` imports anywhere, `if TYPE_CHECKING:` blocks left out (unless
+    `typing`: what type checkers read counts too)."""
     tree = ast.parse(path.read_text())
     hidden = set()  # what only type checkers run: `if TYPE_CHECKING:`'s body, `if not TYPE_CHECKING:`'s else
-    for block in ast.walk(tree):
+    for block in ast.walk(tree) if not typing else ():
         if isinstance(block, ast.If):
             test = block.test
             negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)

@@ -6,7 +6,7 @@ modules), so its classes took the plug-in's classes of the same name as their ba
 
 from __future__ import annotations
 
-from attn_lint.linter.engine import Settings, analyse
+from attn_lint.linter.app.engine import Settings, analyse
 
 
 def plugin(tmp_path):

@@ -13,10 +13,10 @@ import time
 import pytest
 from conftest import FIXTURES, lint, write_tree
 
-from attn_lint.linter import discover as discover_module
-from attn_lint.linter import facts as module_facts
-from attn_lint.linter.engine import Settings, analyse
-from attn_lint.linter.server import ResidentCache
+from attn_lint.linter.app.engine import Settings, analyse
+from attn_lint.linter.app.server import ResidentCache
+from attn_lint.linter.files import discover as discover_module
+from attn_lint.linter.model import facts as module_facts
 
 
 def _age(root, seconds: float = 60.0) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from conftest import lint, pairs, write_tree
 
-from attn_lint.linter.summary import summarise_source
+from attn_lint.linter.perfile.summary import summarise_source
 
 # TrtBackend.plan_chunks binds one argument; FlashBackend's binds two.
 _BACKENDS = """

@@ -77,7 +77,7 @@ def prepare(pool: Pool):
 def test_summary_line_wording(tmp_path):
     from click.testing import CliRunner
 
-    from attn_lint.linter.cli import main
+    from attn_lint.linter.app.cli import main
     (tmp_path / "one.py").write_text("x = 1\n")
     out = CliRunner().invoke(main, ["--no-cache", str(tmp_path / "one.py")]).output
     assert "No findings in 1 file," in out and "Found 0" not in out and "1 files" not in out

@@ -14,7 +14,7 @@ import shutil
 
 from conftest import FIXTURES
 
-from attn_lint.linter.engine import Settings, analyse
+from attn_lint.linter.app.engine import Settings, analyse
 
 
 def tree(tmp_path, corp_init: bool, serving_init: bool = True):

@@ -239,7 +239,7 @@ def test_release_pair_new_findings_are_the_new_identities(tmp_path):
 def test_a_revision_with_braces_and_a_file_too_large_to_read(repo):
     """`HEAD@{1}` is the user's text, never a format string; a blob larger than the engine reads is
     left out by its size, with a note, before anything is loaded."""
-    from attn_lint.linter.discover import MAX_FILE_BYTES
+    from attn_lint.linter.files.discover import MAX_FILE_BYTES
     (repo / "serving" / "huge.py").write_bytes(b"#" * (MAX_FILE_BYTES + 1) + b"\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "two")

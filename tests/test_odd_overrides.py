@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from conftest import write_tree
 
-from attn_lint.linter.engine import Settings, analyse
+from attn_lint.linter.app.engine import Settings, analyse
 
 BACKENDS = '''
 class Backend:

@@ -1,4 +1,4 @@
-"""An unannotated parameter is typed from the calls that pass it (linter/param_callers.py)."""
+"""An unannotated parameter is typed from the calls that pass it (linter/model/param_callers.py)."""
 
 from __future__ import annotations
 

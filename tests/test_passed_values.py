@@ -1,5 +1,5 @@
 """A delegate built from its constructor's parameters holds what every builder passes
-(linter/passed_values.py), on fixtures/passed_class_values: a hybrid cache built from a class its
+(linter/model/passed_values.py), on fixtures/passed_class_values: a hybrid cache built from a class its
 builder picks (`_pick(kind, default=LatentCache)`, a platform hook returning None in the tree)
 never holds the layer-split cache that only another builder makes; one unknown caller keeps the
 annotation's every subclass."""
@@ -32,7 +32,7 @@ def _al001(root):
 
 
 def _delegate(root):
-    from attn_lint.linter.engine import analyse
+    from attn_lint.linter.app.engine import analyse
 
     model = analyse([str(root)], keep_context=True).context.model
     w = model.wrappers["kvstore.cache.pools.HybridCache"]
@@ -142,9 +142,9 @@ def test_a_function_read_again_from_its_text_keeps_the_files_positions(tmp_path,
     moving the nodes)."""
     import ast
 
-    from attn_lint.linter.engine import analyse
-    from attn_lint.linter.facts import Scope
-    from attn_lint.linter.function_text import FunctionText
+    from attn_lint.linter.app.engine import analyse
+    from attn_lint.linter.model.facts import Scope
+    from attn_lint.linter.model.function_text import FunctionText
 
     src = ("import functools\n\n\nclass Box:\n    def fill(self, k):\n        x = 1\n"
            "        return make(k, size=x)\n\n    @functools.cache\n    async def later(self):\n"

@@ -1,4 +1,4 @@
-"""The whole-tree passes (linter/passes.py): an ordered list, each pass handed only the layers it
+"""The whole-tree passes (linter/model/passes.py): an ordered list, each pass handed only the layers it
 names, all made earlier; no layer's module reaches a later layer's, so none can call back into a
 model still being built."""
 
@@ -10,9 +10,9 @@ import inspect
 from conftest import FIXTURES
 from test_import_cycles import imports_of, modules_of_project
 
-from attn_lint.linter import passes
-from attn_lint.linter.engine import analyse
-from attn_lint.linter.passes import PASSES, Pass, check_order
+from attn_lint.linter.app.engine import analyse
+from attn_lint.linter.model import passes
+from attn_lint.linter.model.passes import PASSES, Pass, check_order
 
 
 def test_the_pass_list_is_sound():

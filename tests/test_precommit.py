@@ -250,7 +250,7 @@ def test_changed_files_mode_in_process(tmp_path, monkeypatch):
     """The same filter without pre-commit: `attn-lint --changed-files FILES` from the project root."""
     from click.testing import CliRunner
 
-    from attn_lint.linter.cli import main
+    from attn_lint.linter.app.cli import main
 
     (tmp_path / "serving").mkdir()
     (tmp_path / "serving" / "__init__.py").write_text("")

@@ -10,7 +10,7 @@ import types
 import pytest
 from conftest import write_tree
 
-from attn_lint.linter.engine import Settings, analyse
+from attn_lint.linter.app.engine import Settings, analyse
 from attn_lint.runtime_check.loader import TreeLoader
 from attn_lint.runtime_check.real_hook import RealHookUnavailable, real_backend
 

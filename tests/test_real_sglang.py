@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from precision_labels import release_tree, summary_cache
 
-from attn_lint.linter.engine import Settings, analyse
+from attn_lint.linter.app.engine import Settings, analyse
 
 pytestmark = pytest.mark.network
 
@@ -143,7 +143,7 @@ def test_server_matches_one_shot_runs_on_real_code_through_edits(tmp_path):
     that add a wrapper, a probe site and a bad delegation call, and a deleted file."""
     import json
 
-    from attn_lint.linter import server
+    from attn_lint.linter.app import server
 
     # The attention backends under their own package path, so that sglang's absolute imports resolve.
     tree = tmp_path / "sglang"

@@ -18,8 +18,8 @@ from conftest import FIXTURES, lint, write_tree
 from rename_tree import naming, rename_path, rename_tree
 
 from attn_lint.linter import signals
-from attn_lint.linter.confidence import Signal
 from attn_lint.linter.findings import Reason
+from attn_lint.linter.model.confidence import Signal
 from attn_lint.linter.signals import active_signals
 from attn_lint.rules import ALL_RULES
 

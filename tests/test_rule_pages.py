@@ -1,18 +1,18 @@
-"""docs/rules/ is what the rules generate (linter/rule_pages.py): a page never drifts from the rule's
+"""docs/rules/ is what the rules generate (linter/app/rule_pages.py): a page never drifts from the rule's
 own doc and examples."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from attn_lint.linter import rule_pages
+from attn_lint.linter.app import rule_pages
 from attn_lint.rules import ALL_RULES
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "rules"
 
 
 def test_the_pages_are_what_the_rules_generate():
-    assert rule_pages.main(["--check", str(DOCS)]) == 0, "run: python -m attn_lint.linter.rule_pages docs/rules"
+    assert rule_pages.main(["--check", str(DOCS)]) == 0, "run: python -m attn_lint.linter.app.rule_pages docs/rules"
 
 
 def test_a_page_carries_the_rules_examples(tmp_path):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from conftest import FIXTURES, write_tree
 
-from attn_lint.linter.engine import Settings, analyse
+from attn_lint.linter.app.engine import Settings, analyse
 from attn_lint.rules import ALL_RULES
 from attn_lint.rules.base import Rule
 

@@ -7,7 +7,7 @@ import re
 import pytest
 from conftest import lint, pairs, write_tree
 
-from attn_lint.linter.engine import Settings, analyse
+from attn_lint.linter.app.engine import Settings, analyse
 from attn_lint.rules import ALL_RULES, RULES_BY_CODE, Example, Reach
 
 

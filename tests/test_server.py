@@ -16,8 +16,8 @@ import time
 import pytest
 from conftest import FIXTURES, lint
 
-from attn_lint.linter import server
-from attn_lint.linter.engine import Settings
+from attn_lint.linter.app import server
+from attn_lint.linter.app.engine import Settings
 
 # The project the CLI's runs below belong to: found from this directory (the checkout's git root);
 # trees under tmp_path have no pyproject.toml or git root of their own, so theirs is this one too.
@@ -48,7 +48,7 @@ def served(tree, cache):
 def in_process(tree, cwd=None):
     """The engine's default report (confidence medium or above), with paths shown as the CLI shows
     them (from its current directory)."""
-    from attn_lint.linter.cli import rebase_paths
+    from attn_lint.linter.app.cli import rebase_paths
     result = rebase_paths(lint(tree), str(cwd or os.getcwd()))
     return sorted((f.code, f.path, f.line, f.member, f.message) for f in result.findings if f.confidence != "low")
 
@@ -258,7 +258,7 @@ def test_a_run_with_no_server_listening_does_not_load_the_client(tmp_path, cache
     probe = ("import os, sys\nfrom attn_lint.entry import main\nsys.argv = ['attn-lint', *sys.argv[1:]]\n"
              "leave = os._exit\n"
              "def report(code):\n"
-             "    loaded = 'attn_lint.linter.server' in sys.modules\n"
+             "    loaded = 'attn_lint.linter.app.server' in sys.modules\n"
              "    sys.stderr.write('LOADED\\n' if loaded else 'NOT LOADED\\n')\n"
              "    sys.stderr.flush()\n"
              "    leave(code)\n"
@@ -489,8 +489,8 @@ def test_a_listener_that_takes_a_connection_while_dying_is_not_a_live_server(tmp
     import socket
     import threading
 
-    from attn_lint.linter import server as srv
-    from attn_lint.linter.server_paths import socket_path
+    from attn_lint.linter.app import server as srv
+    from attn_lint.linter.app.server_paths import socket_path
 
     cache, project = str(tmp_path / "cache"), str(tmp_path / "proj")
     os.makedirs(project)

@@ -8,7 +8,7 @@ import ast
 import pytest
 from conftest import lint, write_tree
 
-from attn_lint.linter.summary import is_checks_only_body
+from attn_lint.linter.perfile.summary import is_checks_only_body
 
 _TREE = '''
 class Backend:

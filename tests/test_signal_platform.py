@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import lint, write_tree
 
-from attn_lint.linter.summary import summarise_source
+from attn_lint.linter.perfile.summary import summarise_source
 
 _BASE = '''
 class Backend:
@@ -253,7 +253,7 @@ def test_one_walk_gives_each_function_the_gates_of_its_own_scan():
     included) and the module get what platform_gates gives for their own bodies."""
     import ast
 
-    from attn_lint.linter.platforms import platform_gates
+    from attn_lint.linter.perfile.platforms import platform_gates
 
     summary = summarise_source(_NESTED)
     tree = ast.parse(_NESTED)
@@ -295,8 +295,8 @@ def test_the_summary_walk_finds_every_platform_test_it_records_gates_for(source)
     statement walk run unconditionally."""
     import ast
 
-    from attn_lint.linter.platforms import add_platform_gates
-    from attn_lint.linter.summary import ModuleWalk, summarise_tree
+    from attn_lint.linter.perfile.platforms import add_platform_gates
+    from attn_lint.linter.perfile.summary import ModuleWalk, summarise_tree
 
     module = ModuleWalk()
     summary = summarise_source(source)
@@ -313,7 +313,7 @@ def test_the_summary_walk_finds_every_platform_test_it_records_gates_for(source)
 def test_a_module_that_names_a_platform_without_testing_it_has_no_gates_and_no_second_walk():
     import ast
 
-    from attn_lint.linter.summary import ModuleWalk, summarise_tree
+    from attn_lint.linter.perfile.summary import ModuleWalk, summarise_tree
 
     source = ("from x import is_npu\nDEVICE = 'npu'\n\ndef f(d):\n    use = is_npu()\n"
               "    return [d == 'npu' for _ in range(2)]\n")

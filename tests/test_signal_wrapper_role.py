@@ -7,7 +7,7 @@ import ast
 
 from conftest import lint, write_tree
 
-from attn_lint.linter.summary import is_unimplemented_body
+from attn_lint.linter.perfile.summary import is_unimplemented_body
 
 _FAMILY = '''
 from abc import ABC, abstractmethod

@@ -16,8 +16,8 @@ import sys
 
 import pytest
 
-from attn_lint.linter.signature import CallShape, bind_error, bound_params
-from attn_lint.linter.summary import (
+from attn_lint.linter.perfile.signature import CallShape, bind_error, bound_params
+from attn_lint.linter.perfile.summary import (
     KEYWORD_ONLY,
     POSITIONAL_ONLY,
     POSITIONAL_OR_KEYWORD,

@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 from small_trees import TREES
 
-from attn_lint.linter.cli import main
-from attn_lint.linter.suppress import parse_comment, scan_source
+from attn_lint.linter.app.cli import main
+from attn_lint.linter.files.suppress import parse_comment, scan_source
 
 
 def make_tree(root, code: str, replace: tuple[str, str] | None = None, path: str = "serving/backends.py"):

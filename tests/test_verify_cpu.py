@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import FIXTURES, run_in_pty, write_tree
 
-from attn_lint.linter.engine import Settings, analyse
+from attn_lint.linter.app.engine import Settings, analyse
 from attn_lint.linter.findings import Finding
 from attn_lint.runtime_check import flashinfer_smoke
 from attn_lint.runtime_check import verify as verify_mod
@@ -412,7 +412,7 @@ def test_text_table_lists_each_finding(tmp_path):
 
 
 def _cli(*args):
-    from attn_lint.linter.cli import main
+    from attn_lint.linter.app.cli import main
 
     return CliRunner(mix_stderr=False).invoke(main, list(args)) if "mix_stderr" in \
         CliRunner.__init__.__code__.co_varnames else CliRunner().invoke(main, list(args))

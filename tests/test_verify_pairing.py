@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from conftest import write_tree
 
-from attn_lint.linter.engine import Settings, analyse
+from attn_lint.linter.app.engine import Settings, analyse
 from attn_lint.runtime_check import standins
 from attn_lint.runtime_check.decisions import CONFIRMED, VERDICTS, decide
 from attn_lint.runtime_check.flashinfer_use import plans_flashinfer

@@ -9,7 +9,7 @@ import precision_labels as pl
 import pytest
 from test_real_sglang import sglang_tree
 
-from attn_lint.linter.engine import Settings, analyse
+from attn_lint.linter.app.engine import Settings, analyse
 from attn_lint.runtime_check.verify import verify
 
 LABELS = "sglang-0.5.23-srt"

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from attn_lint.linter.confidence import Pairing
 from attn_lint.linter.findings import Evidence, Finding, details_of
+from attn_lint.linter.model.confidence import Pairing
 from attn_lint.rules import Example, Reach, Rule
 
 if TYPE_CHECKING:
-    from attn_lint.linter.context import Context
+    from attn_lint.linter.model.context import Context
 
 _FAMILY = '''
 class Backend:

@@ -1,6 +1,6 @@
 """Latent drift: low-confidence findings, grouped per (wrapper, delegate implementation).
 
-A finding is `low` when every pairing it rests on was ruled out (linter/confidence.py): the drift
+A finding is `low` when every pairing it rests on was ruled out (linter/model/confidence.py): the drift
 is real in the code, but no configuration the code can build reaches it. Such findings come in
 bunches: one unsupported wrapper + implementation pairing hides every hook the implementation
 defines. A maintainer judges the pairing once, so the reports show one line per pairing, with the

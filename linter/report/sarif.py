@@ -3,7 +3,7 @@
 One run; `tool.driver.rules` describes every rule (help text from the rule's doc); each result has
 its ruleId/ruleIndex, level, message, a physical location, the evidence chain as relatedLocations
 (also linked from the message), and a partial fingerprint: the finding's identity
-(linter/identity.py), which a line shift, a module move or one more implementation named leaves as
+(linter/model/identity.py), which a line shift, a module move or one more implementation named leaves as
 it is, so code scanning keeps one alert.
 Paths are URIs relative to `%SRCROOT%` (the project root). A result's `rank` follows its
 confidence (high 90, medium 60, low 20) and its properties hold `confidence` and
@@ -18,7 +18,7 @@ import os
 from urllib.parse import quote
 
 from ... import __version__
-from ..identity import identity
+from ..model.identity import identity
 from .view import Analysed
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -41,7 +41,7 @@ def _location(path: str, line: int, column: int | None = None) -> dict:
 
 def _rule_descriptors(extra_codes: set[str]) -> list[dict]:
     from ...rules import ALL_RULES
-    from ..suppress import UNUSED_CODE, UNUSED_DOC, UNUSED_NAME, UNUSED_SUMMARY
+    from ..files.suppress import UNUSED_CODE, UNUSED_DOC, UNUSED_NAME, UNUSED_SUMMARY
     rules = [(r.code, r.name, r.summary, r.doc, r.severity) for r in ALL_RULES]
     if UNUSED_CODE in extra_codes:
         rules.append((UNUSED_CODE, UNUSED_NAME, UNUSED_SUMMARY, UNUSED_DOC, "warning"))

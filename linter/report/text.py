@@ -15,9 +15,9 @@ import sys
 from rich.console import Console
 from rich.text import Text
 
-from ..discover import decode_source, open_source
+from ..files.discover import decode_source, open_source
 from ..findings import CITED_KEY, Finding, short, unlabelled
-from ..identity import identity
+from ..model.identity import identity
 from . import latent as latent_report
 from .printable import printable
 from .view import Analysed

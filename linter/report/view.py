@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from ..discover import SourceFile
+    from ..files.discover import SourceFile
     from ..findings import FileError, Finding
 
 

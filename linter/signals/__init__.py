@@ -6,7 +6,7 @@ Cheap, precise signals come first.
 
 from __future__ import annotations
 
-from ..confidence import Signal
+from ..model.confidence import Signal
 
 # (module name, class name) in the order they are asked; filled in as signals land.
 _SIGNALS: tuple[tuple[str, str], ...] = (

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..confidence import Pairing, Signal
 from ..findings import Reason, short
-from ..guards import dominating, self_flag
+from ..model.confidence import Pairing, Signal
+from ..perfile.guards import dominating, self_flag
 from ..refs import is_attr, is_name, is_name_of, is_super_init
 
 if TYPE_CHECKING:
-    from ..context import Context
+    from ..model.context import Context
 
 _SELF = ("self",)  # `self` of whichever method, once written out
 _MAX_DEPTH = 8

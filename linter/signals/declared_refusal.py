@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..confidence import Pairing, Signal
 from ..findings import Reason
+from ..model.confidence import Pairing, Signal
 
 if TYPE_CHECKING:
-    from ..context import Context
+    from ..model.context import Context
 
 
 class DeclaredRefusal(Signal):

@@ -9,21 +9,21 @@ implementation only the other branches can produce never runs there.
 Conservative by construction: every assignment of the delegate attribute in the wrapper's classes
 (its bases and its subclasses) is read; one that no test of the flag decides, or whose value the
 index cannot resolve, may hold anything; the flag must be stored from a parameter of the method that
-stores it, everywhere it is stored. Reads linter/guards.py's per-function guards.
+stores it, everywhere it is stored. Reads linter/perfile/guards.py's per-function guards.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..confidence import Pairing, Signal
 from ..findings import Reason, short
-from ..guards import dominating, self_flag
+from ..model.confidence import Pairing, Signal
+from ..model.resolve import Scope
+from ..perfile.guards import dominating, self_flag
 from ..refs import is_iter, is_name, is_sub
-from ..resolve import Scope
 
 if TYPE_CHECKING:
-    from ..context import Context
+    from ..model.context import Context
 
 
 class DominatingGuard(Signal):

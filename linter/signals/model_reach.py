@@ -35,14 +35,14 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..confidence import Pairing, Signal
-from ..facts import scopes_of
 from ..findings import Reason, short, unlabelled
+from ..model.confidence import Pairing, Signal
+from ..model.facts import scopes_of
+from ..perfile.summary import KEY_SEP, class_like
 from ..refs import call_gate, defaulted_type, is_attr, is_name, is_self, is_seq, is_union, test_gate
-from ..summary import KEY_SEP, class_like
 
 if TYPE_CHECKING:
-    from ..context import Context
+    from ..model.context import Context
 
 MAX_CLIMB = 4  # caller levels climbed from an unguarded construction or a module-level site
 MAX_CALLERS = 40  # a function called from more places than this is treated as called from anywhere

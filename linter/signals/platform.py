@@ -1,6 +1,6 @@
 """platform: code that runs only on one platform never meets another platform's implementations.
 
-Serving code keeps platform-only code apart by convention (linter/platforms.py lists the words):
+Serving code keeps platform-only code apart by convention (linter/perfile/platforms.py lists the words):
 a package folder or module named for the platform (`hardware_backend/npu/`, `dsa_npu_indexer.py`),
 a class or function named for it (`AscendAttnBackend`, `forward_npu`), a predicate test
 dominating the code (`if is_npu():`, `if not _is_hip: return`), or an import, under no `if` or
@@ -23,12 +23,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..confidence import Pairing, Signal
 from ..findings import Reason, short
-from ..platforms import camel_platforms, import_platforms, module_platforms, snake_platforms
+from ..model.confidence import Pairing, Signal
+from ..perfile.platforms import camel_platforms, import_platforms, module_platforms, snake_platforms
 
 if TYPE_CHECKING:
-    from ..context import Context
+    from ..model.context import Context
 
 # A fact is None (unknown: any platform) or (platforms, negated): "only on these" / "never on these".
 Fact = "tuple[frozenset[str], bool] | None"

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..confidence import Pairing, Signal
 from ..findings import Reason, short
-from ..guards import dominating, gate_subject, same_object
+from ..model.confidence import Pairing, Signal
+from ..model.resolve import Scope
+from ..perfile.guards import dominating, gate_subject, same_object
 from ..refs import is_call
-from ..resolve import Scope
 
 if TYPE_CHECKING:
-    from ..context import Context
+    from ..model.context import Context
 
 
 class ReceiverGate(Signal):

@@ -25,13 +25,13 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from ..confidence import Pairing, Signal
 from ..findings import Reason, short
+from ..model.confidence import Pairing, Signal
+from ..model.resolve import Scope
 from ..refs import is_self
-from ..resolve import Scope
 
 if TYPE_CHECKING:
-    from ..context import Context
+    from ..model.context import Context
 
 
 class SelfCall(Signal):

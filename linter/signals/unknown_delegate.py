@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..confidence import Pairing, Signal
 from ..findings import Reason, short
-from ..passed_values import OUTSIDE, external
+from ..model.confidence import Pairing, Signal
+from ..model.passed_values import OUTSIDE, external
 
 if TYPE_CHECKING:
-    from ..context import Context
+    from ..model.context import Context
 
 MAX_NESTING = 3
 

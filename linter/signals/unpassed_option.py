@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..confidence import Pairing, Signal
 from ..findings import Reason
+from ..model.confidence import Pairing, Signal
+from ..perfile.summary import VAR_KEYWORD, VAR_POSITIONAL
 from ..refs import is_attr, is_name, is_self
-from ..summary import VAR_KEYWORD, VAR_POSITIONAL
 
 if TYPE_CHECKING:
-    from ..context import Context
-    from ..summary import FunctionInfo, Param
+    from ..model.context import Context
+    from ..perfile.summary import FunctionInfo, Param
 
 
 class UnpassedOption(Signal):

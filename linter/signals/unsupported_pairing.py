@@ -9,7 +9,7 @@ supports, so the probe's silent skip is not what breaks it.
 
 "The same object" is read from the summary: the same receiver expression (a local, `self.x`, a
 narrowing `cast`/annotated local), or a call of the same accessor (`get_backend()` twice). "On the
-same path": every flag test that decides the hard call also decides the probe (linter/guards.py),
+same path": every flag test that decides the hard call also decides the probe (linter/perfile/guards.py),
 and the call is not itself guarded by a probe of its member. The reason is said once per
 (wrapper, implementation): every finding it hides carries the same text, so latent findings group.
 
@@ -47,16 +47,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..confidence import Pairing, Signal
-from ..facts import Site, scopes_of
 from ..findings import Reason, short
-from ..guards import deciding
-from ..holding_tests import kind_tests_at
+from ..model.confidence import Pairing, Signal
+from ..model.facts import Site, scopes_of
+from ..model.holding_tests import kind_tests_at
+from ..model.resolve import Scope
+from ..perfile.guards import deciding
 from ..refs import class_values, is_attr, is_call, is_name
-from ..resolve import Scope
 
 if TYPE_CHECKING:
-    from ..context import Context
+    from ..model.context import Context
 
 
 class UnsupportedPairing(Signal):

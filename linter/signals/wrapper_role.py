@@ -20,15 +20,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..confidence import Pairing, Signal
-from ..facts import mentions_self_attr
 from ..findings import Evidence, Reason
+from ..model.confidence import Pairing, Signal
+from ..model.facts import mentions_self_attr
+from ..perfile.summary import declared_only, is_abstract, member_target
 from ..refs import is_attr, is_call, is_name, is_self, is_sub
-from ..summary import declared_only, is_abstract, member_target
 
 if TYPE_CHECKING:
-    from ..context import Context
-    from ..summary import FunctionInfo
+    from ..model.context import Context
+    from ..perfile.summary import FunctionInfo
 
 _unimplemented = declared_only
 _is_abstract_method = is_abstract
