@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import dataclasses
+import functools
+import typing
 from dataclasses import asdict, dataclass, field
 
 
@@ -62,7 +64,8 @@ class Finding:
     member: str  # the hook or the called method
     targets: tuple[str, ...] = ()
     evidence: tuple[Evidence, ...] = ()
-    # Extra machine-readable facts a rule wants to pass on (for example, to runtime_check).
+    # The finding's facts on the wire, as (name, text) pairs: its rule's typed record (`Rule.facts`)
+    # and the run's (`RunFacts`), each written and read only through its record (`Facts`).
     details: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     # How sure the claim is (linter/model/confidence.py): "high", "medium" or "low" (latent drift).
     confidence: str = field(default=MEDIUM, compare=False)
@@ -72,17 +75,9 @@ class Finding:
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.column, self.code, self.member)
 
-    def detail(self, key: str) -> str | None:
-        """One of the facts the rule passed on (its `details`), as text; None if it has none."""
-        for k, v in self.details:
-            if k == key:
-                return v
-        return None
-
-    def detail_list(self, key: str) -> tuple[str, ...]:
-        """A detail that names several things (kept as one comma-joined text: `details_of`)."""
-        value = self.detail(key)
-        return tuple(x for x in value.split(",") if x) if value else ()
+    def with_facts(self, facts: Facts) -> Finding:
+        """The finding with `facts` added after the ones it has."""
+        return dataclasses.replace(self, details=(*self.details, *facts.pairs()))
 
     def to_json(self) -> dict:
         return {"code": self.code, "name": self.name, "severity": self.severity, "path": self.path,
@@ -95,15 +90,65 @@ class Finding:
                 "confidence_reasons": [r.to_json() for r in self.confidence_reasons]}
 
 
-# A finding's detail set by the report filter (cli.about): the evidence line, in the paths asked
-# about, that ties a finding located elsewhere to them.
+class Facts:
+    """A rule's own facts about one finding, as a typed record the rule declares (a frozen dataclass
+    subclassing this one, every field defaulted): `AL001Facts.of(finding).owners`, never a key.
+
+    On the wire (`Finding.details`: the JSON report, SARIF, the cache) each field that holds
+    something is one (name, text) pair, in field order: a text as it is, names (`tuple[str, ...]`)
+    comma-joined, a flag (`bool`) as "yes" where it is set. `of` reads them back; what a record does
+    not declare (another record's facts on the same finding) it leaves alone."""
+
+    @classmethod
+    def of(cls, finding: Finding):
+        kinds = _field_kinds(cls)
+        given: dict[str, object] = {}
+        for key, text in finding.details:
+            kind = kinds.get(key)
+            if kind is None or key in given:
+                continue
+            given[key] = (text if kind is str else text == "yes" if kind is bool
+                          else tuple(x for x in text.split(",") if x))
+        return cls(**given)
+
+    def pairs(self) -> tuple[tuple[str, str], ...]:
+        out = []
+        for name, kind in _field_kinds(type(self)).items():
+            value = getattr(self, name)
+            if value is None or value is False:
+                continue
+            out.append((name, "yes" if kind is bool else value if kind is str else ",".join(value)))
+        return tuple(out)
+
+
+@functools.cache
+def _field_kinds(cls: type) -> dict[str, type]:
+    """Each field's wire form, from its annotation: `str`, `bool` or `tuple` (names)."""
+    hints = typing.get_type_hints(cls)
+    out: dict[str, type] = {}
+    for f in dataclasses.fields(cls):
+        args = set(typing.get_args(hints[f.name])) or {hints[f.name]}
+        kind = bool if bool in args else str if str in args else tuple if any(
+            typing.get_origin(a) is tuple for a in args) else None
+        if kind is None:
+            raise TypeError(f"{cls.__name__}.{f.name}: a fact is a `str`, a `bool` or a `tuple[str, ...]`")
+        out[f.name] = kind
+    return out
+
+
+@dataclass(frozen=True)
+class RunFacts(Facts):
+    """What the run adds to any rule's finding, after the rule's own facts."""
+
+    latent_impls: tuple[str, ...] | None = None  # the implementations of its ruled-out pairings (Rule.assessed)
+    identity: str | None = None  # what it is about, not where it is printed (linter/model/identity.py)
+    # With paths asked about (cli.about): the evidence line in them that ties a finding located
+    # elsewhere to them.
+    cited_in_paths: str | None = None
+
+
+# The statistic counting the findings RunFacts.cited_in_paths ties to the paths asked about.
 CITED_KEY = "cited_in_paths"
-
-
-def details_of(**facts: str | Iterable[str]) -> tuple[tuple[str, str], ...]:
-    """A finding's `details` from named facts: text as it is, a sequence of names comma-joined
-    (Finding.detail_list reads it back). The one place that knows how details are kept."""
-    return tuple((k, v if isinstance(v, str) else ",".join(v)) for k, v in facts.items())
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ..linter.findings import Evidence, Finding, details_of
+from ..linter.findings import Evidence, Facts, Finding
 from ..linter.model.confidence import Pairing
 from ..linter.model.uses import Use
 from ..linter.refs import is_attr, is_self
@@ -29,6 +29,17 @@ class FlashBackend(Backend):
 '''
 
 
+
+@dataclass(frozen=True)
+class HiddenHookFacts(Facts):
+    """What an AL001 finding passes on to `--verify` (runtime_check/scenarios.py replays it)."""
+
+    probe: str | None = None  # `path:line` of the first probe site
+    probe_kind: str | None = None  # how it probes: hasattr, getattr-default, try-except
+    delegates: tuple[str, ...] | None = None  # the wrapper's delegate attributes
+    owners: tuple[str, ...] | None = None  # the implementations that define the hook
+    hook_kind: str | None = None  # "method", or "data" for an attribute or property
+
 class UnforwardedHook(Rule):
     code = "AL001"
     name = "unforwarded-hook"
@@ -38,14 +49,16 @@ class UnforwardedHook(Rule):
     # hook; here the wrapper has no such member at all.
     skipped_signals = frozenset({"declared-refusal"})
     fixable = True
+    facts = HiddenHookFacts
     runtime_check = RuntimeCheck(
-        "verify_al001", "attribute-hidden",
+        "attribute-hidden",
         "static fact reproduced on the real classes (the probe misses the hook); pairing not shown",
         gpu_replay=True)
 
     def verification_pairings(self, ctx: Context, finding: Finding, facts: dict) -> list[tuple] | str:
         """The wrapper around each implementation that defines the hook it hides."""
-        return delegate_pairings(ctx, finding, lambda owner, owners, base: owner in owners)
+        owners = set(HiddenHookFacts.of(finding).owners or ()) or set(finding.targets)
+        return delegate_pairings(ctx, finding, lambda owner: owner in owners)
 
     def fix_method(self, ctx: Context, finding: Finding, sources, indent: str) -> str:
         """Forward the hook to each delegate that can hold an implementation of it
@@ -241,12 +254,12 @@ def prefill(backend: Backend, batch):
         message = (f"`{w}` hides {what} `{member}`: its delegates ({names}) define it, but "
                    f"{_probe_text(first[1])} at {first[0].path}:{first[1].line} {_outcome(first[1])} "
                    f"for the wrapper, so {consequence}")
-        details = details_of(probe=f"{first[0].path}:{first[1].line}", probe_kind=first[1].kind,
-                             delegates=[d.attr for d in wrapper.delegates], owners=owners,
-                             hook_kind="method" if "method" in kinds else "data")
+        facts = HiddenHookFacts(probe=f"{first[0].path}:{first[1].line}", probe_kind=first[1].kind,
+                                delegates=tuple(d.attr for d in wrapper.delegates), owners=tuple(owners),
+                                hook_kind="method" if "method" in kinds else "data")
         finding = self.finding(path=entry.file.display, line=entry.info.line, column=entry.info.col + 1,
                                message=message, class_name=wq, member=member, targets=owners, evidence=evidence,
-                               details=details)
+                               facts=facts)
         if "method" not in kinds:
             # A hidden data attribute makes the probe fall back to its default rather than skip
             # behaviour: still drift, reported one level lower.

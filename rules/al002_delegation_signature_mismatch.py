@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ..linter.findings import Evidence, Finding, Reason, details_of
+from ..linter.findings import Evidence, Facts, Finding, Reason
 from ..linter.model.confidence import Pairing
 from ..linter.model.resolve import Resolution
 from ..linter.perfile.signature import CallShape, bind_error, bound_params, format_signature
@@ -131,6 +131,24 @@ CONFIGS = {"int4": Int4Config}
 '''
 
 
+
+@dataclass(frozen=True)
+class CallFacts(Facts):
+    """What an AL002 finding passes on: to `--verify` (runtime_check/scenarios.py replays the call),
+    to its identity (the caller) and to the rule itself (one finding per call)."""
+
+    call: str | None = None  # `path:line` of the call
+    how: str | None = None  # "call", or "getattr" for `getattr(x, "m")(...)`
+    rejecting_owner: str | None = None  # the class whose method cannot bind the call
+    error: str | None = None  # the TypeError Python would raise
+    caller: str | None = None  # the calling function, qualified
+    variant: str | None = None  # "override-drops-parameter" or "factory-built", where it is one of those
+    odd_ones_out: bool = False  # the overrides that reject the call are few in a family that accepts it
+    # An override narrower than the API it forwards (no call site): the class declaring that API,
+    # and the parameters the override drops.
+    narrowed_from: str | None = None
+    dropped: tuple[str, ...] | None = None
+
 class DelegationSignatureMismatch(Rule):
     code = "AL002"
     name = "delegation-signature-mismatch"
@@ -141,8 +159,9 @@ class DelegationSignatureMismatch(Rule):
     # receiver is what the call reaches, not a wrapper's delegate (declared-refusal,
     # unknown-delegate are about what a wrapper holds and runs in its place).
     skipped_signals = frozenset({"check-only", "declared-refusal", "unknown-delegate"})
+    facts = CallFacts
     runtime_check = RuntimeCheck(
-        "verify_al002", "call-rejected",
+        "call-rejected",
         "static fact reproduced: the real signature refuses the call (Python's TypeError); pairing not shown",
         gpu_replay=True)
 
@@ -150,7 +169,7 @@ class DelegationSignatureMismatch(Rule):
         """The calling class around the rejecting implementation and its subclasses that keep its
         method, when the call's receiver is `self` or an attribute of the class."""
         index = ctx.index
-        owner = finding.detail("rejecting_owner") or (finding.targets[0] if finding.targets else "")
+        owner = CallFacts.of(finding).rejecting_owner or (finding.targets[0] if finding.targets else "")
         impls = [owner] + sorted(c for c in index.descendants(owner)
                                  if index.owner_of(c, finding.member) == owner)
         if facts.get("on_self"):
@@ -347,7 +366,7 @@ class Runner:
         """A call's finding is about the calling function and the family it calls into (its
         targets' roots); an override narrower than its API is about the wrapper."""
         from ..linter.model.identity import family_roots
-        caller = finding.detail("caller")
+        caller = CallFacts.of(finding).caller
         if caller is None:
             return super().identity_subject(finding, ctx)
         return caller, family_roots(ctx, finding.targets)
@@ -408,11 +427,11 @@ class Runner:
         yield from (f for f in self._narrowed_forwards(ctx)
                     if (f.class_name, f.member) not in shown)  # the call that breaks it says more
         yield from self._facade_calls(ctx)
-        checked = {f.detail("call") for f in dropped}
-        built = [f for f in self._factory_built_calls(ctx) if f.detail("call") not in checked]
+        checked = {CallFacts.of(f).call for f in dropped}
+        built = [f for f in self._factory_built_calls(ctx) if CallFacts.of(f).call not in checked]
         yield from built
-        checked |= {f.detail("call") for f in built}
-        yield from (f for f in self._odd_overrides(ctx) if f.detail("call") not in checked)
+        checked |= {CallFacts.of(f).call for f in built}
+        yield from (f for f in self._odd_overrides(ctx) if CallFacts.of(f).call not in checked)
 
     def _odd_overrides(self, ctx: Context) -> Iterable[Finding]:
         """A call that binds a method's declaration, made on a receiver whose overrides of it
@@ -459,8 +478,7 @@ class Runner:
                     if not rejecting or len(accepting) < 4 * len(rejecting):
                         continue
                     finding = self._report(ctx, site, call, shape, member, how, res, mine, rejecting, accepting,
-                                           dropped_from=declaring)
-                    finding = replace(finding, details=(*finding.details, ("odd_ones_out", "yes")))
+                                           dropped_from=declaring, odd_ones_out=True)
                     finding = self.assessed(ctx, finding, [Pairing(self.code, site.cls, impl, member, site,
                                                                    call.line, "call", recv)
                                                            for impl, _, _, _ in rejecting])
@@ -512,8 +530,7 @@ class Runner:
                 steps = tuple(b.evidence for b in built if b.cls in {r[0] for r in rejecting})
                 res = Resolution(frozenset(b.cls for b in built), steps, via="factory returns")
                 finding = self._report(ctx, site, call, shape, member, how, res, [f"self.{recv[2]}"],
-                                       rejecting, accepting)
-                finding = replace(finding, details=(*finding.details, ("variant", "factory-built")))
+                                       rejecting, accepting, variant="factory-built")
                 pairings = [Pairing(self.code, site.cls, impl, member, site, call.line, "call", recv)
                             for impl, _, _, _ in rejecting]
                 finding = self.assessed(ctx, finding, pairings)
@@ -737,11 +754,11 @@ class Runner:
                    f"forwards to: a call through that API passing {names} raises TypeError on `{w}` alone")
         finding = self.finding(path=entry.file.display, line=fn.line, column=fn.col + 1, message=message,
                                class_name=wq, member=name, targets=(base,), evidence=evidence,
-                               details=details_of(narrowed_from=base, dropped=dropped))
+                               facts=CallFacts(narrowed_from=base, dropped=tuple(dropped)))
         return self.assessed(ctx, finding, ())
 
     def _report(self, ctx, site, call, shape, member, how, res, statics, rejecting, accepting,
-                dropped_from: str | None = None) -> Finding:
+                dropped_from: str | None = None, variant: str | None = None, odd_ones_out: bool = False) -> Finding:
         index = ctx.index
         call_text = (f"`{member}` through `getattr`" if how == "getattr" else f"`.{member}(...)`")
         evidence: list[Evidence] = [Evidence(site.path, call.line,
@@ -777,17 +794,17 @@ class Runner:
         n = len(rejecting)
         message = (f"{call_text} can reach {n} implementation{'s' if n != 1 else ''} that cannot bind "
                    f"this call, e.g. `{short(first[0])}`: TypeError: {first[3]}")
-        details = (("call", f"{site.path}:{call.line}"), ("how", how),
-                   ("rejecting_owner", first[1]), ("error", first[3] or ""), ("caller", _caller(site)))
+        facts = CallFacts(call=f"{site.path}:{call.line}", how=how, rejecting_owner=first[1], error=first[3] or "",
+                          caller=_caller(site), variant=variant, odd_ones_out=odd_ones_out)
         if dropped_from is not None:
             message = (f"`.{member}(...)` forwards what `{short(dropped_from)}.{member}` declares, but "
                        f"{n} implementation{'s' if n != 1 else ''} it can reach override{'s' if n == 1 else ''} "
                        f"it without that parameter, e.g. `{short(first[0])}`: TypeError: {first[3]}")
-            details += (("variant", "override-drops-parameter"),)
+            facts = replace(facts, variant="override-drops-parameter")
         return self.finding(path=site.path, line=call.line, column=call.col + 1, message=message,
                             class_name=site.cls or site.module, member=member,
                             targets=sorted({impl for impl, _, _, _ in rejecting}), evidence=evidence,
-                            details=details)
+                            facts=facts)
 
 
 def _narrow_overrides(index) -> dict[str, list[tuple[str, object, list, list]]]:

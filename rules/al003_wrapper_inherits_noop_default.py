@@ -4,10 +4,10 @@ or a `raise NotImplementedError` placeholder), and the delegate's hook never run
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..linter.findings import Evidence, Finding, details_of
+from ..linter.findings import Evidence, Facts, Finding
 from ..linter.model.confidence import Pairing
 from ..linter.model.families import Delegate, Wrapper
 from ..linter.model.resolve import Scope
@@ -103,18 +103,31 @@ class HybridBackend(Backend):
 '''
 
 
+
+@dataclass(frozen=True)
+class NoopDefaultFacts(Facts):
+    """What an AL003 finding passes on to `--verify` (runtime_check/scenarios.py replays it)."""
+
+    base: str | None = None  # the class whose default the wrapper inherits
+    default: str | None = None  # what that default is: "noop", "constant" or "placeholder"
+    delegates: tuple[str, ...] | None = None  # the wrapper's delegate attributes
+    site: str | None = None  # `path:line` of the first site that reaches the wrapper
+    site_kind: str | None = None  # "probe" or "call"
+
 class WrapperInheritsNoopDefault(Rule):
     code = "AL003"
     name = "wrapper-inherits-noop-default"
     severity = "warning"
     # (over a placeholder the scenario reports "placeholder-reached" instead: its own fact)
+    facts = NoopDefaultFacts
     runtime_check = RuntimeCheck(
-        "verify_al003", "noop-reached",
+        "noop-reached",
         "static fact reproduced: the hook resolves to the base's no-op; pairing not shown")
 
     def verification_pairings(self, ctx: Context, finding: Finding, facts: dict) -> list[tuple] | str:
         """The wrapper around each implementation whose hook is not the base's default."""
-        return delegate_pairings(ctx, finding, lambda owner, owners, base: owner != base)
+        base = NoopDefaultFacts.of(finding).base
+        return delegate_pairings(ctx, finding, lambda owner: owner != base)
     summary = ("A wrapper inherits the family base's no-op or NotImplementedError placeholder for a hook its "
                "delegates implement.")
     doc = """\
@@ -406,12 +419,12 @@ delegates that may not implement a placeholder hook, only where the configuratio
             message = (f"`{w}` inherits the no-op `{be.info.name}.{member}`; {names}, which its delegates can "
                        f"be, {'overrides' if one else 'override'} it, but on the wrapper the hook silently "
                        f"does nothing")
-        details = details_of(base=base, default="placeholder" if placeholder else "constant" if answer is not None
-                             else "noop", delegates=[d.attr for d in wrapper.delegates],
-                             site=f"{sites[0].site.path}:{sites[0].line}", site_kind=sites[0].kind)
+        facts = NoopDefaultFacts(base=base, default="placeholder" if placeholder else "constant"
+                                 if answer is not None else "noop", delegates=tuple(d.attr for d in wrapper.delegates),
+                                 site=f"{sites[0].site.path}:{sites[0].line}", site_kind=sites[0].kind)
         return self.finding(path=entry.file.display, line=entry.info.line, column=entry.info.col + 1,
                             message=message, class_name=wq, member=member, targets=overriders,
-                            evidence=evidence, details=details)
+                            evidence=evidence, facts=facts)
 
 
 class ReachedSite(NamedTuple):

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar
 
-from ..linter.findings import Evidence, Finding, details_of, short, unlabelled
+from ..linter.findings import Evidence, Facts, Finding, RunFacts, short, unlabelled
 from ..linter.model.uses import Use
 from ..linter.refs import is_attr, is_self
 
@@ -16,10 +16,16 @@ if TYPE_CHECKING:  # the rules' modules load without the tree passes (the warm p
 
 
 @dataclass(frozen=True)
-class RuntimeCheck:
-    """How `--verify` checks a rule's finding on the real code (runtime_check/verify.py)."""
+class NoFacts(Facts):
+    """The facts of a rule that passes none on."""
 
-    scenario: str  # the function of runtime_check/scenarios.py that reproduces the static fact
+
+@dataclass(frozen=True)
+class RuntimeCheck:
+    """How `--verify` checks a rule's finding on the real code (runtime_check/verify.py). The replay
+    that reproduces the static fact is registered for the rule's class in runtime_check/scenarios.py
+    (`@replays(TheRule)`): the rules load without the code that runs the user's."""
+
     static_fact: str  # the verdict when it holds ("attribute-hidden"), kebab-case
     meaning: str  # that verdict, for the legend, the docs and JSON/SARIF readers
     gpu_replay: bool = False  # the FlashInfer smoke test can replay the finding on a GPU
@@ -83,6 +89,9 @@ class Rule:
 
     # `--verify`: how the finding is checked on the real code; None: not checked.
     runtime_check: ClassVar[RuntimeCheck | None] = None
+    # The record of the rule's own facts on each finding (what `--verify` replays), read back with
+    # `facts.of(finding)`; a rule that passes none on keeps the empty one.
+    facts: ClassVar[type[Facts]] = NoFacts
 
     def verification_pairings(self, ctx: Context, finding: Finding, facts: dict) -> list[tuple] | str:
         """The pairings `--verify` builds through the code's own construction path once the static
@@ -100,16 +109,15 @@ class Rule:
 
     def assessed(self, ctx: Context, finding: Finding, pairings: Sequence[Pairing]) -> Finding:
         """The finding with its confidence: what this rule's signals say of the pairings it rests
-        on. The implementations of its ruled-out pairings are kept in `details` ("latent_impls")
+        on. The implementations of its ruled-out pairings are kept in its RunFacts (`latent_impls`)
         so that latent findings can be grouped per (wrapper, implementation)."""
         from ..linter.model.confidence import assess
 
         a = assess(ctx, pairings, self.signals())
-        details = finding.details
         dead_impls = sorted({p.impl for p, _ in a.dead} - {p.impl for p in a.live})
         if dead_impls:
-            details = (*details, *details_of(latent_impls=dead_impls))
-        return replace(finding, confidence=a.level, confidence_reasons=a.reasons, details=details)
+            finding = finding.with_facts(RunFacts(latent_impls=tuple(dead_impls)))
+        return replace(finding, confidence=a.level, confidence_reasons=a.reasons)
 
     def identity_subject(self, finding: Finding, ctx: Context) -> tuple[str, set[str]]:
         """What the finding is about, for its identity (linter/model/identity.py): the class the fix
@@ -119,9 +127,12 @@ class Rule:
 
     def finding(self, *, path: str, line: int, column: int, message: str, class_name: str, member: str,
                 targets: Iterable[str] = (), evidence: Iterable[Evidence] = (),
-                details: Iterable[tuple[str, str]] = ()) -> Finding:
+                facts: Facts | None = None) -> Finding:
+        """A finding of this rule; `facts` is a record of the rule's own type (`facts`)."""
+        if facts is not None and not isinstance(facts, self.facts):
+            raise TypeError(f"{self.code} declares {self.facts.__name__}, not {type(facts).__name__}")
         return Finding(self.code, self.name, self.severity, path, line, column, message, class_name, member,
-                       tuple(targets), tuple(_dedupe(evidence)), tuple(details))
+                       tuple(targets), tuple(_dedupe(evidence)), facts.pairs() if facts is not None else ())
 
 
 def _dedupe(evidence: Iterable[Evidence]) -> list[Evidence]:
@@ -176,15 +187,12 @@ def hands_own_operations(calls: list) -> bool:
 
 def delegate_pairings(ctx: Context, finding: Finding, keeps) -> list[tuple] | str:
     """For a finding about a wrapper: per delegate attribute, the live implementations it can hold
-    whose `finding.member` resolves to a method `keeps(owner, owners, base)` accepts (`owners`:
-    the finding's "owners" or targets; `base`: its "base")."""
+    whose `finding.member` resolves to a method `keeps(owner)` accepts."""
     model, index = ctx.model, ctx.index
     wrapper = model.wrappers.get(finding.class_name)
     if wrapper is None:
         return f"not run: `{short(finding.class_name)}` is not a wrapper the analysis knows"
-    latent = set(finding.detail_list("latent_impls"))
-    owners = set(finding.detail_list("owners")) or set(finding.targets)
-    base = finding.detail("base")
+    latent = set(RunFacts.of(finding).latent_impls or ())
     wanted = []
     for d in wrapper.delegates:
         impls = []
@@ -192,7 +200,7 @@ def delegate_pairings(ctx: Context, finding: Finding, keeps) -> list[tuple] | st
             hit = index.lookup(c, finding.member)
             if c in latent or hit is None:
                 continue
-            if keeps(hit.owner, owners, base):
+            if keeps(hit.owner):
                 impls.append(c)
         if impls:
             wanted.append((finding.class_name, d.attr, impls))

@@ -42,6 +42,10 @@ from typing import Any
 
 from ..linter.findings import Finding, short, unlabelled
 from ..linter.refs import is_attr, is_call, is_getattr, is_iter, is_name, is_self, is_sub, is_union
+from ..rules.al001_unforwarded_hook import HiddenHookFacts, UnforwardedHook
+from ..rules.al002_delegation_signature_mismatch import CallFacts, DelegationSignatureMismatch
+from ..rules.al003_wrapper_inherits_noop_default import NoopDefaultFacts, WrapperInheritsNoopDefault
+from ..rules.base import Rule
 from .instances import new_instance, set_attr
 from .loader import TreeLoader, one_line, silenced
 from .standins import AnyItem, Namespace, Standin, delegate_log, make_delegate, signature_from_params
@@ -70,6 +74,22 @@ class GpuPlan:
     front_desc: str
     owner: str = ""  # the implementation whose hook the backend behind the front runs
     flashinfer: str = ""  # how that hook plans FlashInfer (flashinfer_use.py), set by verify.py
+
+
+Replay = Callable[[Finding, Any, TreeLoader], Outcome]
+# Each rule's replay of its static fact on the real classes, by the rule's class (Rule.runtime_check
+# says what the fact is called; verify.py runs the replay).
+REPLAYS: dict[type[Rule], Replay] = {}
+
+
+def replays(rule: type[Rule]) -> Callable[[Replay], Replay]:
+    """Register the decorated function as `rule`'s replay (one per rule)."""
+    def register(fn: Replay) -> Replay:
+        if rule in REPLAYS:
+            raise ValueError(f"{rule.code} already has a replay: {REPLAYS[rule].__name__}")
+        REPLAYS[rule] = fn
+        return fn
+    return register
 
 
 # --------------------------------------------------------------------------------------------
@@ -154,12 +174,13 @@ def populate(ctx, qual: str, inst: Any) -> None:
         set_attr(inst, name, Standin(f"self.{name}"))
 
 
-def delegate_attrs(ctx, qual: str, finding: Finding | None) -> list[tuple[str, bool]]:
+def delegate_attrs(ctx, qual: str, named: tuple[str, ...] | None = None) -> list[tuple[str, bool]]:
+    """The delegate attributes of the wrapper `qual`, with whether each holds a sequence: as the
+    family model knows them, else the ones a finding's facts name (`named`)."""
     wrapper = ctx.model.wrappers.get(qual) if ctx is not None else None
     if wrapper is not None and wrapper.delegates:
         return [(d.attr, d.sequence) for d in wrapper.delegates]
-    names = list(finding.detail_list("delegates")) if finding else []
-    return [(a, False) for a in names]
+    return [(a, False) for a in named or ()]
 
 
 def plant_delegates(inst: Any, attrs: list[tuple[str, bool]], delegate: Any) -> list[str]:
@@ -261,6 +282,7 @@ def owner_signature(ctx, loader: TreeLoader, owner: str, member: str) -> OwnerSi
 # AL001
 # --------------------------------------------------------------------------------------------
 
+@replays(UnforwardedHook)
 def verify_al001(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     wq, member = finding.class_name, finding.member
     lc, err = tree_class(ctx, loader, wq)
@@ -270,7 +292,8 @@ def verify_al001(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     mode = lc.mode
 
     # A real owner must define the hook; its kind decides the stand-in's.
-    owners = list(finding.detail_list("owners")) or list(finding.targets)
+    hook = HiddenHookFacts.of(finding)
+    owners = list(hook.owners or ()) or list(finding.targets)
     owner_fact = None
     owner_errors = []
     for owner in owners:
@@ -300,11 +323,11 @@ def verify_al001(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
 
     delegate = make_delegate(member, kind=kind, signature=sig, class_name=short(owner))
     inst = new_instance(cls)
-    planted = plant_delegates(inst, delegate_attrs(ctx, wq, finding), delegate)
+    planted = plant_delegates(inst, delegate_attrs(ctx, wq, hook.delegates), delegate)
     if not planted:
         return Outcome("unverifiable", f"no delegate attribute of `{short(wq)}` is known", mode)
 
-    probe_kind = finding.detail("probe_kind") or "hasattr"
+    probe_kind = hook.probe_kind or "hasattr"
     probe_text = {"hasattr": f"hasattr(w, {member!r})", "getattr-default": f"getattr(w, {member!r}, None)",
                   "try-except": f"w.{member} under except AttributeError"}.get(probe_kind, f"hasattr(w, {member!r})")
     try:
@@ -358,7 +381,7 @@ def verify_al001(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
               f"`{short(owner)}` that has it; {owner_note}")
     plan = None
     if kind == "method":
-        attrs = delegate_attrs(ctx, wq, finding)
+        attrs = delegate_attrs(ctx, wq, hook.delegates)
 
         def make_front(backend: Any, _cls=cls, _attrs=attrs) -> tuple[Any, tuple]:
             front = new_instance(_cls)
@@ -466,13 +489,15 @@ def _receiver_attr(recv: tuple | None, self_name: str, attrs: list[tuple[str, bo
     return attrs[0][0] if attrs and recv is None else None
 
 
+@replays(DelegationSignatureMismatch)
 def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     member = finding.member
-    if finding.detail("narrowed_from"):
+    stated = CallFacts.of(finding)
+    if stated.narrowed_from:
         return Outcome("unverifiable", f"the finding is the override's signature against "
-                                       f"`{short(finding.detail('narrowed_from'))}.{member}`: no call in the "
+                                       f"`{short(stated.narrowed_from)}.{member}`: no call in the "
                                        f"tree passes the dropped parameter, so there is none to replay", "n/a")
-    call = finding.detail("call") or f"{finding.path}:{finding.line}"
+    call = stated.call or f"{finding.path}:{finding.line}"
     call_line = int(call.rsplit(":", 1)[1]) if call.rsplit(":", 1)[-1].isdigit() else finding.line
     cq = finding.class_name
     entry = ctx.index.classes.get(cq)
@@ -494,7 +519,7 @@ def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     if mkind == "property":
         return Outcome("unverifiable", f"`{fn_info.name}` is a property; only methods are replayed", mode)
 
-    owner = finding.detail("rejecting_owner") or (finding.targets[0] if finding.targets else "")
+    owner = stated.rejecting_owner or (finding.targets[0] if finding.targets else "")
     found = owner_signature(ctx, loader, owner, member)
     okind, osig, how_sig, olc, oerr = found.kind, found.signature, found.how, found.loaded, found.error
     if okind is None:
@@ -512,7 +537,7 @@ def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
         wsig = None
     params = list(wsig.parameters) if wsig is not None else [p.name for p in fn_info.params]
     self_name = params[0] if params and mkind == "method" else ""
-    attrs = delegate_attrs(ctx, cq, finding)
+    attrs = delegate_attrs(ctx, cq)
 
     # A call on `self` reaches the rejecting implementation when it is a subclass that inherits
     # the calling method: the method then runs on an instance of that real subclass.
@@ -558,7 +583,7 @@ def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
              "on_self": on_self,
              "stand_in_signature": fmt_sig(f"{short(owner)}.{member}", osig), "signature_from": how_sig,
              "owner_load_mode": owner_mode, "call_seconds": round(time.perf_counter() - start, 6)}
-    expected = finding.detail("error")
+    expected = stated.error
     if log.bind_errors:
         text = log.bind_errors[0]
         facts["error"] = f"TypeError: {text}"
@@ -611,13 +636,15 @@ def verify_al002(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
 # AL003
 # --------------------------------------------------------------------------------------------
 
+@replays(WrapperInheritsNoopDefault)
 def verify_al003(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     wq, member = finding.class_name, finding.member
     lc, err = tree_class(ctx, loader, wq)
     if err:
         return Outcome("unverifiable", err, lc.mode if lc else "failed", {"load_problem": True})
     cls, mode = lc.cls, lc.mode
-    base = finding.detail("base") or ""
+    noop = NoopDefaultFacts.of(finding)
+    base = noop.base or ""
     blc, berr = tree_class(ctx, loader, base)
     if berr:
         return Outcome("unverifiable", berr, mode, {"load_problem": True})
@@ -629,7 +656,7 @@ def verify_al003(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
                                                  if finding.targets else "StandinDelegate"), permissive=True)
     inst = new_instance(cls)
     populate(ctx, wq, inst)
-    planted = plant_delegates(inst, delegate_attrs(ctx, wq, finding), delegate)
+    planted = plant_delegates(inst, delegate_attrs(ctx, wq, noop.delegates), delegate)
     owner_cls = _static_owner(inst, member)
     resolved = vars(owner_cls)[member] if owner_cls is not None else _MISSING
     facts = {"resolved_from": owner_cls.__name__ if owner_cls else None, "delegates": planted}
@@ -652,7 +679,7 @@ def verify_al003(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
     if log.attempts or log.ran:
         return Outcome("not-reproduced", f"calling `{member}` on a real `{short(wq)}` reached the delegate's hook",
                        mode, facts)
-    placeholder = finding.detail("default") == "placeholder"
+    placeholder = noop.default == "placeholder"
     if placeholder:
         # The claim is a crash: the call raises NotImplementedError where the delegate would run.
         if isinstance(exc, NotImplementedError):
@@ -672,5 +699,5 @@ def verify_al003(finding: Finding, ctx, loader: TreeLoader) -> Outcome:
                                 f"never ran", mode, facts)
 
 
-__all__ = ["Outcome", "GpuPlan", "verify_al001", "verify_al002", "verify_al003", "new_instance",
+__all__ = ["REPLAYS", "Outcome", "GpuPlan", "verify_al001", "verify_al002", "verify_al003", "new_instance",
            "set_attr"]

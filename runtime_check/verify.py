@@ -51,9 +51,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..linter.app.engine import Result
-from ..linter.findings import Finding, short
+from ..linter.findings import Finding, RunFacts, short
 from ..linter.report.printable import printable
 from ..rules import RULES_BY_CODE
+from ..rules.al001_unforwarded_hook import HiddenHookFacts
 from ..rules.base import RuntimeCheck
 from . import call_sites, scenarios
 from .decisions import CONFIRMED, MEANING, VERDICTS, decide, is_confirmed
@@ -399,10 +400,11 @@ def _gpu_plan(f: Finding, ctx, loader: TreeLoader, o: Outcome, pairing) -> tuple
         return None, "n/a: the pairing is ruled out" + (f" ({pairing})" if isinstance(pairing, str) else "")
     plan = o.gpu_plan
     owners = [plan.owner] if plan.owner else []
-    if f.detail("owners") is not None:
+    named = HiddenHookFacts.of(f).owners
+    if named is not None:
         # Any implementation the finding names whose hook plans FlashInfer, its pairing not latent.
-        latent = set(f.detail_list("latent_impls"))
-        owners += [q for q in f.detail_list("owners") if q not in owners and q not in latent]
+        latent = set(RunFacts.of(f).latent_impls or ())
+        owners += [q for q in named if q not in owners and q not in latent]
     for owner in owners:
         use = plans_flashinfer(ctx, owner, f.member)
         if use is not None:
@@ -496,7 +498,7 @@ def _isolated_controls(result: Result, time_limit: float, task_time_limit: float
 
 def _run_scenario(f: Finding, ctx, loader: TreeLoader) -> Outcome:
     try:
-        return getattr(scenarios, _check_of(f).scenario)(f, ctx, loader)
+        return scenarios.REPLAYS[type(RULES_BY_CODE[f.code])](f, ctx, loader)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:
@@ -700,7 +702,7 @@ def gpu_controls(result: Result, loader: TreeLoader, backend: str = "fa2",
                     standin = make_standin_backend_class(member, sig, class_name=short(owner))(harness)
                     hook_desc = f"a stand-in with the signature of {short(owner)}.{member}"
                     front = new_instance(lc.cls)
-                    plant_delegates(front, delegate_attrs(ctx, wq, None), standin)
+                    plant_delegates(front, delegate_attrs(ctx, wq), standin)
                     res = run_prefill_protocol(front, member, harness, standin, batches)
                     verdict, detail = res.verdict, res.detail
                 except ForwardBatchTooThin as exc:

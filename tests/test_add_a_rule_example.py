@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "add_a_rule" / "al9
 def _rule() -> Rule:
     spec = importlib.util.spec_from_file_location("al990_dead_probe", EXAMPLE)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # as an import would (its dataclasses read their module)
     spec.loader.exec_module(module)
     classes = [c for c in vars(module).values()
                if isinstance(c, type) and issubclass(c, Rule) and c is not Rule and c.__module__ == module.__name__]

@@ -41,13 +41,13 @@ def test_on_an_80_column_terminal_the_help_line_wraps_under_its_text():
 def test_the_confidence_head_counts_live_and_ruled_out_implementations():
     """`confidence medium:` over a list of `lowered:` lines read as a contradiction; the head now
     says how many of the finding's implementations are live and how many were ruled out."""
-    from attn_lint.linter.findings import Finding, details_of
+    from attn_lint.linter.findings import Finding, RunFacts
     from attn_lint.linter.report.text import _pairing_counts
     f = Finding("AL001", "unforwarded-hook", "error", "a.py", 1, 1, "m", "pkg.W", "hook",
-                ("pkg.A", "pkg.B", "pkg.C"), (), details_of(latent_impls=["pkg.B"]), confidence="medium")
+                ("pkg.A", "pkg.B", "pkg.C"), (), RunFacts(latent_impls=("pkg.B",)).pairs(), confidence="medium")
     assert _pairing_counts(f) == " (2 of 3 implementations live, 1 ruled out)"
     assert _pairing_counts(Finding("AL001", "n", "error", "a.py", 1, 1, "m", "pkg.W", "hook", ("pkg.A",), (),
-                                   details_of(latent_impls=["pkg.A"]), confidence="low")) == \
+                                   RunFacts(latent_impls=("pkg.A",)).pairs(), confidence="low")) == \
         " (every one of 1 implementations ruled out)"
 
 

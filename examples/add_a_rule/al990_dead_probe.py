@@ -8,9 +8,10 @@ tests/test_add_a_rule_example.py builds it against its own examples on every run
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from attn_lint.linter.findings import Evidence, Finding, details_of
+from attn_lint.linter.findings import Evidence, Facts, Finding
 from attn_lint.linter.model.confidence import Pairing
 from attn_lint.rules import Example, Reach, Rule
 
@@ -31,11 +32,19 @@ class FlashBackend(Backend):
 '''
 
 
+@dataclass(frozen=True)
+class DeadProbeFacts(Facts):
+    """What a finding passes on beyond its message: typed fields, read back with `.of(finding)`."""
+
+    probe: str | None = None  # `path:line` of the probe
+
+
 class DeadProbe(Rule):
     code = "AL990"
     name = "dead-probe"
     severity = "warning"
     site_kinds = ("probe",)
+    facts = DeadProbeFacts
     summary = "A probe of a member that no class its receiver can be defines: it is never true."
     doc = """\
 ## What it finds
@@ -106,7 +115,7 @@ class Runner:
                             f"defines it: the probe is never true",
                     evidence=[Evidence(site.path, probe.line, f"`{member}` is probed in `{site.where}`"),
                               *res.steps[:2]],
-                    details=details_of(probe=where))
+                    facts=DeadProbeFacts(probe=where))
                 # One pairing per class the receiver can be: the signals rule some out (an abstract
                 # class is never the object); with every one ruled out the finding is latent.
                 yield self.assessed(ctx, finding, [

@@ -28,7 +28,7 @@ import click
 from ... import __version__
 from ...runtime_check.isolate import DEFAULT_MEMORY_LIMIT, DEFAULT_TASK_TIME_LIMIT, parse_size, size_text
 from ..files.discover import SourceFile, path_within, paths_within
-from ..findings import CITED_KEY
+from ..findings import CITED_KEY, RunFacts
 from ..perfile.cache import Cache
 from ..report.printable import printable
 from .config import FAIL_ON, FORMATS, Config, ConfigError, Resolved, config_from_bytes, hides_differently, resolve
@@ -420,12 +420,12 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
         fixable = result.findings + (result.latent if resolved.show_latent else [])
         # Only the files asked about are written: a finding shown because its evidence cites them
         # lies elsewhere (as ruff writes only the files it is given).
-        elsewhere = [f for f in fixable if f.detail(CITED_KEY)]
+        elsewhere = [f for f in fixable if RunFacts.of(f).cited_in_paths]
         if elsewhere and not opts.quiet:
             _tell(f"attn-lint: note: --fix{'/--diff' if opts.diff else ''} leaves {len(elsewhere)} finding"
                   f"{'s' if len(elsewhere) != 1 else ''} located outside the paths given as they are "
                   f"(run it on {', '.join(sorted({printable(f.path) for f in elsewhere}))} to fix them)")
-        fixable = [f for f in fixable if not f.detail(CITED_KEY)]
+        fixable = [f for f in fixable if not RunFacts.of(f).cited_in_paths]
         plans = fixer.plan(result, fixable)
         if opts.diff:
             for note in fixer.notes(plans):
@@ -913,7 +913,7 @@ def about(findings: list, paths: tuple[str, ...], abs_of: dict[str, str]) -> tup
             outside += f.confidence != "low"
             continue
         cited += f.confidence != "low"
-        kept.append(dataclasses.replace(f, details=f.details + ((CITED_KEY, f"{link.path}:{link.line}"),)))
+        kept.append(f.with_facts(RunFacts(cited_in_paths=f"{link.path}:{link.line}")))
     return kept, cited, outside
 
 

@@ -19,15 +19,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..findings import Finding, short, unlabelled
+from ..findings import Finding, RunFacts, short, unlabelled
 
 if TYPE_CHECKING:
     from .context import Context
 
-IDENTITY_KEY = "identity"  # the key of a finding's identity in its `details`
 _SCHEME = "attn-lint-identity/1"
 
 
@@ -39,9 +37,9 @@ def identity_of(code: str, subject: str, member: str, family: Iterable[str]) -> 
 def identity(f: Finding) -> str:
     """The identity the engine gave `f`; for a finding made elsewhere (AL900, a finding from an
     older cache entry), one from its class and member alone."""
-    for k, v in f.details:
-        if k == IDENTITY_KEY:
-            return v
+    given = RunFacts.of(f).identity
+    if given is not None:
+        return given
     return identity_of(f.code, short(unlabelled(f.class_name)), f.member, ())
 
 
@@ -60,9 +58,9 @@ def identified(findings: list[Finding], rules, ctx: Context) -> list[Finding]:
     out = []
     for f in findings:
         rule = by_code.get(f.code)
-        if rule is None or any(k == IDENTITY_KEY for k, _ in f.details):
+        if rule is None or RunFacts.of(f).identity is not None:
             out.append(f)
             continue
         subject, family = rule.identity_subject(f, ctx)
-        out.append(replace(f, details=f.details + ((IDENTITY_KEY, identity_of(f.code, subject, f.member, family)),)))
+        out.append(f.with_facts(RunFacts(identity=identity_of(f.code, subject, f.member, family))))
     return out

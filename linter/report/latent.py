@@ -6,7 +6,7 @@ bunches: one unsupported wrapper + implementation pairing hides every hook the i
 defines. A maintainer judges the pairing once, so the reports show one line per pairing, with the
 members it hides and the first reason it was ruled out.
 
-The implementations of a finding's ruled-out pairings are in `details["latent_impls"]`
+The implementations of a finding's ruled-out pairings are its `RunFacts.latent_impls`
 (Rule.assessed, rules/base.py); a finding without them is grouped under its class alone.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..findings import Finding, Reason, short
+from ..findings import Finding, Reason, RunFacts, short
 from .printable import printable
 
 
@@ -57,7 +57,7 @@ def groups(findings: list[Finding]) -> list[LatentGroup]:
     """One group per (wrapper, ruled-out implementation), in the order of their first finding."""
     out: dict[tuple[str, str], LatentGroup] = {}
     for f in findings:
-        impls = list(f.detail_list("latent_impls")) or [""]
+        impls = list(RunFacts.of(f).latent_impls or ()) or [""]
         for impl in impls:
             out.setdefault((f.class_name, impl), LatentGroup(f.class_name, impl)).findings.append(f)
     return list(out.values())

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..files.discover import decode_source, open_source
-from ..findings import CITED_KEY, Finding, short, unlabelled
+from ..findings import Finding, RunFacts, short, unlabelled
 from ..model.identity import identity
 from . import latent as latent_report
 from .printable import printable
@@ -149,7 +149,7 @@ def _finding(console: Console, f: Finding, roots: dict[str, str], sources: dict[
     if len(shown) < len(f.evidence):
         n = len(f.evidence) - len(shown)
         console.print(Text(f"      ({n} supporting line{'s' if n != 1 else ''}: --verbose shows them)", style="dim"))
-    cited = f.detail(CITED_KEY)
+    cited = RunFacts.of(f).cited_in_paths
     if cited:  # located outside the paths asked about: say which line of theirs it rests on
         line = Text("its evidence cites ")
         line.append(printable(cited), style="cyan")
@@ -187,7 +187,7 @@ def shortened(note: str) -> str:
 def _pairing_counts(f: Finding) -> str:
     """How many of the implementations the finding names are still live and how many were ruled
     out ("lowered ... cannot run" under `medium` reads as a contradiction without it)."""
-    dead = set(f.detail_list("latent_impls"))
+    dead = set(RunFacts.of(f).latent_impls or ())
     if not f.targets or not dead:
         return ""
     live = [t for t in f.targets if t not in dead]
