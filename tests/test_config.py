@@ -211,3 +211,39 @@ def test_resolve_precedence_unit(tmp_path):
     res = resolve((str(tmp_path),), jobs=3, no_cache=True)
     assert res.settings.jobs == 3 and res.settings.cache_dir is None
     assert res.sources["jobs"] == "command line" and res.sources["astroid"] == "pyproject.toml"
+
+
+def test_every_key_is_declared_once_and_documented():
+    """A key of [tool.attn-lint] is one ConfigKey (issue 39: "an option touches about ten places"):
+    it names a Config field, and docs/usage.md's key list is generated from the declarations."""
+    import dataclasses
+    import re
+
+    from attn_lint.linter.app.config import CONFIG_KEYS, Config, keys_markdown
+
+    fields = {f.name for f in dataclasses.fields(Config)} - {"root", "path", "sources"}
+    assert sorted(k.field for k in CONFIG_KEYS) == sorted(fields)
+    assert len({k.key for k in CONFIG_KEYS}) == len(CONFIG_KEYS)
+    with open(os.path.join(os.path.dirname(__file__), "..", "docs", "usage.md"), encoding="utf-8") as fh:
+        docs = fh.read()
+    block = re.search(r"<!-- generated: config keys -->\n(.*?)<!-- end generated: config keys -->", docs, re.S)
+    assert block and block.group(1) == keys_markdown(), \
+        "docs/usage.md's key list is out of date: regenerate it from config.keys_markdown()"
+
+
+def test_a_key_reads_through_its_declaration(tmp_path, monkeypatch):
+    """The table is read only through CONFIG_KEYS: a key declared there is accepted and checked by
+    its own reader; one that is not is an unknown key."""
+    from attn_lint.linter.app import config
+
+    toml = tmp_path / "pyproject.toml"
+    toml.write_text('[tool.attn-lint]\njobs = 2\nfail-on = "high"\n')
+    cfg = config.load_config(str(toml), str(tmp_path))
+    assert (cfg.jobs, cfg.fail_on, cfg.sources["jobs"]) == (2, "high", "pyproject.toml")
+    toml.write_text('[tool.attn-lint]\nfail-on = "low"\n')
+    with pytest.raises(config.ConfigError, match="fail-on"):
+        config.load_config(str(toml), str(tmp_path))
+    monkeypatch.setattr(config, "_BY_KEY", {k: v for k, v in config._BY_KEY.items() if k != "jobs"})
+    toml.write_text('[tool.attn-lint]\njobs = 2\n')
+    with pytest.raises(config.ConfigError, match="unknown key `jobs`"):
+        config.load_config(str(toml), str(tmp_path))

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 if sys.version_info >= (3, 11):
@@ -214,105 +215,180 @@ def hides_differently(a: Config, b: Config) -> bool:
     return any(getattr(a, k) != getattr(b, k) for k in HIDING_KEYS)
 
 
-_KEYS = ("select", "ignore", "exclude", "per-file-ignores", "src", "severity", "extra-family-bases",
-         "cache-dir", "jobs", "astroid", "server", "format", "show-latent", "fail-on", "dismissed")
 _IDENTITY = re.compile(r"^[0-9a-f]{32}$")
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    """One key of `[tool.attn-lint]`, declared once: how its value is read and checked, what it
+    means, the flag that overrides it and what `--show-settings` shows for it. The table's
+    reading, its error messages, `--show-settings` and the key list in docs/usage.md all come from
+    CONFIG_KEYS; the value lands in the Config field of the same name (`-` read as `_`)."""
+
+    key: str
+    read: Callable[[Config, ConfigKey, object, str], object]  # the value, checked; raises ConfigError
+    means: str  # one line, for the docs
+    shown: Callable[[Resolved], object]  # the value a run uses, for --show-settings
+    flag: str = ""  # the command-line option that overrides it
+
+    @property
+    def field(self) -> str:
+        return self.key.replace("-", "_")
+
+
+def _read_codes(cfg: Config, k: ConfigKey, value, where: str) -> tuple[str, ...]:
+    return parse_codes(value, k.key, where)
+
+
+def _read_exclude(cfg: Config, k: ConfigKey, value, where: str) -> tuple[str, ...]:
+    globs = _strings(value, k.key, where)
+    for glob in globs:
+        if _leaves_root(glob):
+            raise ConfigError(f"{where}: `exclude` entry {glob!r} reaches outside the project root; "
+                              f"globs in the configuration are relative to {cfg.root}")
+    return globs
+
+
+def _read_src(cfg: Config, k: ConfigKey, value, where: str) -> tuple[str, ...]:
+    src = _strings(value, k.key, where)
+    if not src:
+        raise ConfigError(f"{where}: `src` must name at least one folder")
+    real_root = os.path.realpath(cfg.root)
+    for s in src:
+        full = os.path.join(cfg.root, s)
+        if os.path.isabs(s) or not within(os.path.realpath(full), real_root):
+            raise ConfigError(f"{where}: `src` entry {s!r} lies outside the project root {cfg.root}; "
+                              f"the configuration may only name folders inside it (name others on "
+                              f"the command line)")
+        if not os.path.exists(full):
+            raise ConfigError(f"{where}: `src` entry {s!r} does not exist under {cfg.root}")
+    return src
+
+
+def _read_per_file_ignores(cfg: Config, k: ConfigKey, value, where: str) -> dict[str, tuple[str, ...]]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: `per-file-ignores` must be a table of glob = [codes]")
+    return {str(glob): parse_codes(codes, f"per-file-ignores.\"{glob}\"", where) for glob, codes in value.items()}
+
+
+def _read_severity(cfg: Config, k: ConfigKey, value, where: str) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: `severity` must be a table of code = \"error\"|\"warning\"|\"info\"")
+    codes = known_codes()
+    out = {}
+    for code, level in value.items():
+        c = str(code).upper()
+        if c not in codes:
+            raise ConfigError(f"{where}: `severity` has unknown rule code {code!r} (known: {', '.join(codes)})")
+        if level not in SEVERITIES:
+            raise ConfigError(f"{where}: `severity.{code}` must be one of {', '.join(SEVERITIES)}, not {level!r}")
+        out[c] = level
+    return out
+
+
+def _read_bases(cfg: Config, k: ConfigKey, value, where: str) -> tuple[str, ...]:
+    bases = _strings(value, k.key, where)
+    for b in bases:
+        if not _DOTTED.match(b):
+            raise ConfigError(f"{where}: `extra-family-bases` entry {b!r} is not a qualified class "
+                              f"name like \"pkg.module.Base\"")
+    return bases
+
+
+def _read_cache_dir(cfg: Config, k: ConfigKey, value, where: str) -> str:
+    return _user_cache_folder(value, where)
+
+
+def _read_jobs(cfg: Config, k: ConfigKey, value, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(f"{where}: `jobs` must be a whole number >= 0 (0: one per core), not {value!r}")
+    return value
+
+
+def _read_bool(cfg: Config, k: ConfigKey, value, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: `{k.key}` must be true or false, not {value!r}")
+    return value
+
+
+def _read_fail_on(cfg: Config, k: ConfigKey, value, where: str) -> str:
+    if value not in FAIL_ON:
+        raise ConfigError(f"{where}: `fail-on` must be one of {', '.join(map(repr, FAIL_ON))}, not {value!r}")
+    return value
+
+
+def _read_dismissed(cfg: Config, k: ConfigKey, value, where: str) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: `dismissed` must be a table of identity = \"why it is dismissed\"")
+    for ident, why in value.items():
+        if not _IDENTITY.match(str(ident)):
+            raise ConfigError(f"{where}: `dismissed` key {str(ident)[:40]!r} is not a finding's identity "
+                              f"(32 hex digits, as `--format json` or `--verbose` shows it)")
+        if not isinstance(why, str) or not why.strip():
+            raise ConfigError(f"{where}: `dismissed.{ident}` must say why it is dismissed (a non-empty "
+                              f"string), not {why!r}")
+    return dict(value)
+
+
+def _read_format(cfg: Config, k: ConfigKey, value, where: str) -> str:
+    if value not in FORMATS:
+        raise ConfigError(f"{where}: `format` must be one of {', '.join(FORMATS)}, not {value!r}")
+    return value
+
+
+# In the order --show-settings shows them.
+CONFIG_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey("format", _read_format, f"the report's format: {', '.join(FORMATS)}", lambda r: r.fmt, "--format"),
+    ConfigKey("select", _read_codes, 'rule codes or prefixes to run; "ALL" (the default) for every rule, '
+              '"AL900" for unused suppressions', lambda r: list(r.selected) or ["ALL"], "--select"),
+    ConfigKey("ignore", _read_codes, "rule codes or prefixes to skip", lambda r: list(r.settings.ignore),
+              "--ignore"),
+    ConfigKey("exclude", _read_exclude, "globs of paths to skip, relative to the project root (or a file name)",
+              lambda r: list(r.exclude), "--exclude"),
+    ConfigKey("per-file-ignores", _read_per_file_ignores, "a table of glob = [codes]: those codes skipped there",
+              lambda r: {k: list(v) for k, v in r.per_file_ignores.items()}),
+    ConfigKey("src", _read_src, "the folders analysed when no path is given, inside the project root",
+              lambda r: list(r.config.src)),
+    ConfigKey("severity", _read_severity, 'a table of code = "error", "warning" or "info"',
+              lambda r: dict(r.severity)),
+    ConfigKey("extra-family-bases", _read_bases, "qualified names of family bases the index cannot see "
+              "(reserved: parsed and shown, not used yet)", lambda r: list(r.extra_family_bases)),
+    ConfigKey("cache-dir", _read_cache_dir, "a folder inside $XDG_CACHE_HOME/attn-lint for this project's cache",
+              lambda r: r.settings.cache_dir, "--cache-dir"),
+    ConfigKey("jobs", _read_jobs, "parsing workers; 0: one per core (capped at the machine's cores)",
+              lambda r: r.settings.jobs, "--jobs"),
+    ConfigKey("astroid", _read_bool, "ask astroid about receivers the index cannot type",
+              lambda r: r.settings.astroid, "--no-astroid"),
+    ConfigKey("server", _read_bool, "false: never use the resident server; true starts one only from a file "
+              "named with --config", lambda r: r.server, "--server/--no-server"),
+    ConfigKey("show-latent", _read_bool, "also report latent drift (low confidence)", lambda r: r.show_latent,
+              "--show-latent"),
+    ConfigKey("fail-on", _read_fail_on, f"the lowest confidence that makes the exit status 1: "
+              f"{' or '.join(FAIL_ON)}", lambda r: r.fail_on, "--fail-on"),
+    ConfigKey("dismissed", _read_dismissed, "a table of finding identity = why it was set aside",
+              lambda r: dict(r.dismissed)),
+)
+_BY_KEY = {k.key: k for k in CONFIG_KEYS}
 
 
 def _apply_table(cfg: Config, table: dict, where: str) -> None:
     origin = os.path.basename(cfg.path or "pyproject.toml")
     for key, value in table.items():
-        if key not in _KEYS:
-            close = [k for k in _KEYS if k.replace("-", "_") == key.replace("-", "_")]
-            hint = f"; did you mean `{close[0]}`?" if close else f" (known keys: {', '.join(_KEYS)})"
+        k = _BY_KEY.get(key)
+        if k is None:
+            close = [n for n in _BY_KEY if n.replace("-", "_") == key.replace("-", "_")]
+            hint = f"; did you mean `{close[0]}`?" if close else f" (known keys: {', '.join(_BY_KEY)})"
             raise ConfigError(f"{where}: unknown key `{key}`{hint}")
         cfg.sources[key] = origin
-        if key in ("select", "ignore"):
-            setattr(cfg, key, parse_codes(value, key, where))
-        elif key == "exclude":
-            cfg.exclude = _strings(value, key, where)
-            for glob in cfg.exclude:
-                if _leaves_root(glob):
-                    raise ConfigError(f"{where}: `exclude` entry {glob!r} reaches outside the project root; "
-                                      f"globs in the configuration are relative to {cfg.root}")
-        elif key == "src":
-            src = _strings(value, key, where)
-            if not src:
-                raise ConfigError(f"{where}: `src` must name at least one folder")
-            real_root = os.path.realpath(cfg.root)
-            for s in src:
-                full = os.path.join(cfg.root, s)
-                if os.path.isabs(s) or not within(os.path.realpath(full), real_root):
-                    raise ConfigError(f"{where}: `src` entry {s!r} lies outside the project root {cfg.root}; "
-                                      f"the configuration may only name folders inside it (name others on "
-                                      f"the command line)")
-                if not os.path.exists(full):
-                    raise ConfigError(f"{where}: `src` entry {s!r} does not exist under {cfg.root}")
-            cfg.src = src
-        elif key == "per-file-ignores":
-            if not isinstance(value, dict):
-                raise ConfigError(f"{where}: `per-file-ignores` must be a table of glob = [codes]")
-            cfg.per_file_ignores = {str(glob): parse_codes(codes, f"per-file-ignores.\"{glob}\"", where)
-                                    for glob, codes in value.items()}
-        elif key == "severity":
-            if not isinstance(value, dict):
-                raise ConfigError(f"{where}: `severity` must be a table of code = \"error\"|\"warning\"|\"info\"")
-            codes = known_codes()
-            out = {}
-            for code, level in value.items():
-                c = str(code).upper()
-                if c not in codes:
-                    raise ConfigError(f"{where}: `severity` has unknown rule code {code!r} "
-                                      f"(known: {', '.join(codes)})")
-                if level not in SEVERITIES:
-                    raise ConfigError(f"{where}: `severity.{code}` must be one of {', '.join(SEVERITIES)}, "
-                                      f"not {level!r}")
-                out[c] = level
-            cfg.severity = out
-        elif key == "extra-family-bases":
-            bases = _strings(value, key, where)
-            for b in bases:
-                if not _DOTTED.match(b):
-                    raise ConfigError(f"{where}: `extra-family-bases` entry {b!r} is not a qualified class "
-                                      f"name like \"pkg.module.Base\"")
-            cfg.extra_family_bases = bases
-        elif key == "cache-dir":
-            cfg.cache_dir = _user_cache_folder(value, where)
-        elif key == "jobs":
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ConfigError(f"{where}: `jobs` must be a whole number >= 0 (0: one per core), not {value!r}")
-            cfg.jobs = value
-        elif key == "astroid":
-            if not isinstance(value, bool):
-                raise ConfigError(f"{where}: `astroid` must be true or false, not {value!r}")
-            cfg.astroid = value
-        elif key == "server":
-            if not isinstance(value, bool):
-                raise ConfigError(f"{where}: `server` must be true or false, not {value!r}")
-            cfg.server = value
-        elif key == "show-latent":
-            if not isinstance(value, bool):
-                raise ConfigError(f"{where}: `show-latent` must be true or false, not {value!r}")
-            cfg.show_latent = value
-        elif key == "fail-on":
-            if value not in FAIL_ON:
-                raise ConfigError(f"{where}: `fail-on` must be one of {', '.join(map(repr, FAIL_ON))}, not {value!r}")
-            cfg.fail_on = value
-        elif key == "dismissed":
-            if not isinstance(value, dict):
-                raise ConfigError(f"{where}: `dismissed` must be a table of identity = \"why it is dismissed\"")
-            for ident, why in value.items():
-                if not _IDENTITY.match(str(ident)):
-                    raise ConfigError(f"{where}: `dismissed` key {str(ident)[:40]!r} is not a finding's identity "
-                                      f"(32 hex digits, as `--format json` or `--verbose` shows it)")
-                if not isinstance(why, str) or not why.strip():
-                    raise ConfigError(f"{where}: `dismissed.{ident}` must say why it is dismissed (a non-empty "
-                                      f"string), not {why!r}")
-            cfg.dismissed = dict(value)
-        elif key == "format":
-            if value not in FORMATS:
-                raise ConfigError(f"{where}: `format` must be one of {', '.join(FORMATS)}, not {value!r}")
-            cfg.format = value
+        setattr(cfg, k.field, k.read(cfg, k, value, where))
+
+
+def keys_markdown() -> str:
+    """The key list of docs/usage.md, from CONFIG_KEYS."""
+    rows = ["| key | what it sets | overridden by |", "|---|---|---|"]
+    assert not any("|" in k.means for k in CONFIG_KEYS), "a `|` would split the table's cells"
+    rows += [f"| `{k.key}` | {k.means} | {f'`{k.flag}`' if k.flag else '—'} |" for k in CONFIG_KEYS]
+    return "\n".join(rows) + "\n"
 
 
 def _strings(value, key: str, where: str) -> tuple[str, ...]:
@@ -386,30 +462,18 @@ class Resolved:
                    for glob, codes in self.per_file_ignores.items())
 
     def describe(self) -> list[tuple[str, object, str]]:
-        s = self.settings
+        """--show-settings's rows: (name, value, where it came from)."""
         src = self.sources
-        rows = [
+        rows: list[tuple[str, object, str]] = [
             ("config-file", self.config.path or "(none)", ""),
             ("project-root", self.config.root, ""),
             ("paths", self.paths, src.get("paths", "default")),
-            ("format", self.fmt, src.get("format", "default")),
-            ("select", list(self.selected) or ["ALL"], src.get("select", "default")),
-            ("ignore", list(s.ignore), src.get("ignore", "default")),
-            ("rules", [r.code for r in s.rules()] + (["AL900"] if self.report_unused else []), "resolved"),
-            ("exclude", list(self.exclude), src.get("exclude", "default")),
-            ("per-file-ignores", {k: list(v) for k, v in self.per_file_ignores.items()},
-             src.get("per-file-ignores", "default")),
-            ("src", list(self.config.src), src.get("src", "default")),
-            ("severity", dict(self.severity), src.get("severity", "default")),
-            ("extra-family-bases", list(self.extra_family_bases), src.get("extra-family-bases", "default")),
-            ("cache-dir", s.cache_dir, src.get("cache-dir", "default")),
-            ("jobs", s.jobs, src.get("jobs", "default")),
-            ("astroid", s.astroid, src.get("astroid", "default")),
-            ("server", self.server, src.get("server", "default")),
-            ("show-latent", self.show_latent, src.get("show-latent", "default")),
-            ("fail-on", self.fail_on, src.get("fail-on", "default")),
-            ("dismissed", dict(self.dismissed), src.get("dismissed", "default")),
         ]
+        for k in CONFIG_KEYS:
+            rows.append((k.key, k.shown(self), src.get(k.key, "default")))
+            if k.key == "ignore":
+                rows.append(("rules", [r.code for r in self.settings.rules()] + (["AL900"] if self.report_unused
+                                                                                 else []), "resolved"))
         return rows
 
 
