@@ -86,9 +86,10 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunOptions:
-    """What the command line asks of a run beyond the engine's Settings."""
+    """What the command line asks of a run beyond the engine's Settings (a record never patched:
+    what the resolution and the widening learn makes a new one)."""
 
     report_unused: bool = False
     ignore_file_errors: bool = False  # files that cannot be analysed leave the exit status alone
@@ -299,7 +300,7 @@ def check(**params):
     changed_files, show_settings = request.changed_files, request.show_settings
     try:
         if changed_files:
-            opts.changed_files = tuple(paths)
+            opts = dataclasses.replace(opts, changed_files=tuple(paths))
             missing = [p for p in paths if not os.path.lexists(p)]
             if missing:
                 for p in missing:
@@ -319,19 +320,20 @@ def check(**params):
         click.echo(f"attn-lint: configuration error: {exc}", err=True)
         sys.exit(2)
     if paths and not changed_files and not request.no_context and not show_settings:
-        resolved = _widened(resolved, request, opts)
+        resolved, opts = _widened(resolved, request, opts)
     for note in resolved.notes if not opts.quiet else ():
         _tell(f"attn-lint: note: {note}")
     # `select` naming AL900 (on the command line or in pyproject.toml) asks for the unused-
     # suppression report, as --report-unused-suppressions does; `ignore` naming it wins over both.
-    opts.report_unused = resolved.report_unused or (opts.report_unused and not resolved.unused_ignored)
-    opts.only_unused = resolved.only_unused
+    opts = dataclasses.replace(
+        opts, report_unused=resolved.report_unused or (opts.report_unused and not resolved.unused_ignored),
+        only_unused=resolved.only_unused)
     if show_settings:
         _show_settings(resolved)
         sys.exit(0)
     if not resolved.paths:
         raise click.UsageError("give at least one file or folder to analyse")
-    resolved.paths = _python_only(resolved.paths)
+    resolved = dataclasses.replace(resolved, paths=_python_only(resolved.paths))
     if not resolved.paths:
         sys.exit(0)
     try:
@@ -375,7 +377,7 @@ def run(resolved: Resolved, opts: RunOptions) -> int:
               f"Analyse from the folder that holds the top-level package, or give each package folder its "
               f"`__init__.py`")
     if not opts.no_context:
-        widened, notes = _with_hosts(resolved, opts, raw)
+        widened, opts, notes = _with_hosts(resolved, opts, raw)
         for note in notes if not opts.quiet else ():
             _tell(f"attn-lint: note: {note}")
         if widened is not resolved:
@@ -732,21 +734,22 @@ def _analyse_here_or_served(resolved: Resolved, keep_context: bool, progress=Non
     return analyse(resolved.paths, resolved.settings, keep_context=keep_context, progress=progress)
 
 
-def _widened(resolved: Resolved, request: CheckRequest, opts: RunOptions) -> Resolved:
+def _widened(resolved: Resolved, request: CheckRequest, opts: RunOptions) -> tuple[Resolved, RunOptions]:
     """The run on the project the paths belong to (scope.py), reporting on the paths given."""
     from ..files.scope import widened
     cfg = resolved.config
     src = [os.path.join(cfg.root, s) for s in cfg.src] if "src" in cfg.sources else []
     scope = widened(list(request.paths), src, cfg.root)
     if scope.report is None:
-        return resolved
-    opts.report_within, opts.context = scope.report, scope.context
-    return resolve(**{**resolved.args, "paths": scope.analyse, "start": request.paths[0]})
+        return resolved, opts
+    return (resolve(**{**resolved.args, "paths": scope.analyse, "start": request.paths[0]}),
+            dataclasses.replace(opts, report_within=scope.report, context=scope.context))
 
 
-def _with_hosts(resolved: Resolved, opts: RunOptions, raw: Result) -> tuple[Resolved, list[str]]:
+def _with_hosts(resolved: Resolved, opts: RunOptions, raw: Result) -> tuple[Resolved, RunOptions, list[str]]:
     """The run again with the source of each package the tree extends as a plug-in (scope.py),
-    reporting on the tree alone; and what to say of the hosts found or missing."""
+    reporting on the tree alone, with the options it asks; and what to say of the hosts found or
+    missing."""
     from ..files.scope import find_host, hosts
     notes: list[str] = []
     found = hosts(raw.stats.get("outside_bases") or {}, raw.stats.get("classes") or 0)
@@ -765,15 +768,16 @@ def _with_hosts(resolved: Resolved, opts: RunOptions, raw: Result) -> tuple[Reso
         notes.append(f"{how}: analysed with its source at {printable(folder)} as context; findings of "
                      f"`{printable(name)}` alone are not reported")
     if not added:
-        return resolved, notes
+        return resolved, opts, notes
     if opts.report_within is None and opts.changed_files is None:
-        opts.report_within = tuple(resolved.paths)
+        opts = dataclasses.replace(opts, report_within=tuple(resolved.paths))
     again = resolve(**{**resolved.args, "paths": tuple(resolved.paths) + tuple(added),
                        "start": resolved.args.get("start") or (resolved.paths[0] if resolved.paths else None)})
-    again.settings.link_roots = tuple(again.settings.link_roots) + tuple(added)
-    again.paths = list(resolved.paths) + added  # (whole_project runs name no paths: keep those found)
-    again.hosts = tuple(added)
-    return again, notes
+    again = dataclasses.replace(
+        again, settings=dataclasses.replace(again.settings, link_roots=tuple(again.settings.link_roots) + tuple(added)),
+        paths=list(resolved.paths) + added,  # (whole_project runs name no paths: keep those found)
+        hosts=tuple(added))
+    return again, opts, notes
 
 
 def _python_only(paths: list[str]) -> list[str]:

@@ -407,9 +407,10 @@ def _leaves_root(glob: str) -> bool:
     return glob.startswith(("/", "~")) or os.path.isabs(glob) or ".." in parts
 
 
-@dataclass
+@dataclass(frozen=True)
 class Resolved:
-    """Everything a run needs: the engine's Settings plus what the CLI applies around the engine."""
+    """Everything a run needs: the engine's Settings plus what the CLI applies around the engine
+    (never patched: a run that widens makes a new one)."""
 
     settings: Settings
     config: Config
@@ -537,17 +538,17 @@ def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=Non
     from ..files.suppress import UNUSED_CODE
     rule_sel = tuple(c for c in sel if not names_unused(c))
     unused_ignored = any(UNUSED_CODE.startswith(c) for c in ign)
-    settings = Settings(select=rule_sel, ignore=tuple(c for c in ign if not names_unused(c)),
-                        exclude=_rebase_globs(exc, cfg, run_paths), jobs=n_jobs, astroid=use_astroid,
-                        link_roots=(cfg.root,))
     if no_cache:
-        settings.cache_dir = None
+        cache = None
         sources["cache-dir"] = "command line"
     elif cache_dir:
-        settings.cache_dir = cache_dir
+        cache = cache_dir
         sources["cache-dir"] = "command line"
-    elif cfg.cache_dir:
-        settings.cache_dir = cfg.cache_dir
+    else:
+        cache = cfg.cache_dir or default_cache_dir()
+    settings = Settings(select=rule_sel, ignore=tuple(c for c in ign if not names_unused(c)),
+                        exclude=_rebase_globs(exc, cfg, run_paths), jobs=n_jobs, astroid=use_astroid,
+                        link_roots=(cfg.root,), cache_dir=cache)
     return Resolved(settings=settings, config=cfg, paths=run_paths, fmt=fmt_, args=args,
                     sources=sources, exclude=exc, show_latent=latent, fail_on=gate, selected=sel, notes=notes,
                     report_unused=len(rule_sel) < len(sel) and not unused_ignored,

@@ -31,7 +31,7 @@ PER_CALL = 0.25  # seconds of astroid for one query
 PARALLEL_THRESHOLD = 48  # below this many files to parse, worker start-up costs more than it saves
 
 
-@dataclass
+@dataclass(frozen=True)
 class Settings:
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
