@@ -213,22 +213,45 @@ def test_resolve_precedence_unit(tmp_path):
     assert res.sources["jobs"] == "command line" and res.sources["astroid"] == "pyproject.toml"
 
 
+def _generated(name: str) -> str | None:
+    import re
+    with open(os.path.join(os.path.dirname(__file__), "..", "docs", "usage.md"), encoding="utf-8") as fh:
+        block = re.search(rf"<!-- generated: {name} -->\n(.*?)<!-- end generated: {name} -->", fh.read(), re.S)
+    return block.group(1) if block else None
+
+
 def test_every_key_is_declared_once_and_documented():
     """A key of [tool.attn-lint] is one ConfigKey (issue 39: "an option touches about ten places"):
     it names a Config field, and docs/usage.md's key list is generated from the declarations."""
     import dataclasses
-    import re
 
-    from attn_lint.linter.app.config import CONFIG_KEYS, Config, keys_markdown
+    from attn_lint.linter.app.config import CONFIG_KEYS, Config
+    from attn_lint.linter.app.options import keys_markdown
 
     fields = {f.name for f in dataclasses.fields(Config)} - {"root", "path", "sources"}
     assert sorted(k.field for k in CONFIG_KEYS) == sorted(fields)
     assert len({k.key for k in CONFIG_KEYS}) == len(CONFIG_KEYS)
-    with open(os.path.join(os.path.dirname(__file__), "..", "docs", "usage.md"), encoding="utf-8") as fh:
-        docs = fh.read()
-    block = re.search(r"<!-- generated: config keys -->\n(.*?)<!-- end generated: config keys -->", docs, re.S)
-    assert block and block.group(1) == keys_markdown(), \
-        "docs/usage.md's key list is out of date: regenerate it from config.keys_markdown()"
+    assert _generated("config keys") == keys_markdown(), \
+        "docs/usage.md's key list is out of date: regenerate it from options.keys_markdown()"
+
+
+def test_every_option_is_declared_once_and_documented():
+    """An option of `check` is one Option: `--help` shows its declaration, CheckRequest has its
+    field (the command's parameters arrive there), the key it replaces is a declared one, and
+    docs/usage.md's option table is generated from the declarations."""
+    import dataclasses
+
+    from attn_lint.linter.app.cli import CheckRequest, check
+    from attn_lint.linter.app.config import CONFIG_KEYS
+    from attn_lint.linter.app.options import CHECK_OPTIONS, options_markdown
+
+    names = [o.name for o in CHECK_OPTIONS]
+    assert len(set(names)) == len(names)
+    assert sorted(f.name for f in dataclasses.fields(CheckRequest)) == sorted(["paths", *names])
+    assert [p.name for p in check.params if p.name not in ("paths", "version")] == names
+    assert {o.config for o in CHECK_OPTIONS if o.config} <= {k.key for k in CONFIG_KEYS}
+    assert _generated("check options") == options_markdown(), \
+        "docs/usage.md's option table is out of date: regenerate it from options.options_markdown()"
 
 
 def test_a_key_reads_through_its_declaration(tmp_path, monkeypatch):

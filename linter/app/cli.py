@@ -26,13 +26,14 @@ from dataclasses import dataclass
 import click
 
 from ... import __version__
-from ...runtime_check.isolate import DEFAULT_MEMORY_LIMIT, DEFAULT_TASK_TIME_LIMIT, parse_size, size_text
+from ...runtime_check.isolate import DEFAULT_MEMORY_LIMIT, DEFAULT_TASK_TIME_LIMIT
 from ..files.discover import SourceFile, path_within, paths_within
 from ..findings import CITED_KEY, RunFacts
 from ..perfile.cache import Cache
 from ..report.printable import printable
-from .config import FAIL_ON, FORMATS, Config, ConfigError, Resolved, config_from_bytes, hides_differently, resolve
+from .config import Config, ConfigError, Resolved, config_from_bytes, hides_differently, resolve
 from .engine import Result, analyse
+from .options import check_options
 from .server_paths import may_be_listening
 
 
@@ -181,97 +182,7 @@ class CheckRequest:
 
 @main.command("check", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default=None,
-              help="Output format [default: text, or `format` in pyproject.toml].")
-@click.option("--select", multiple=True, help="Only these rule codes (comma-separated, prefixes allowed).")
-@click.option("--ignore", multiple=True, help="Skip these rule codes.")
-@click.option("--exclude", multiple=True, help="Glob of paths to skip (repeatable; replaces the file's).")
-@click.option("--cache-dir", type=click.Path(file_okay=False), default=None,
-              help="Where summaries are cached [default: $XDG_CACHE_HOME/attn-lint].")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
-@click.option("--jobs", "-j", type=click.IntRange(min=0), default=None,
-              help="Parallel workers for parsing (0: one per core) [default: one per core].")
-@click.option("--no-astroid", is_flag=True, help="Never ask astroid for receivers the index cannot type.")
-@click.option("--server/--no-server", "server", default=None,
-              help="Run through the resident server, starting it when none is running: it keeps the tree in "
-                   "memory, so a run after an edit takes under a second. --no-server: never use it "
-                   "[default: `server` in pyproject.toml; without it, a server already running is used].")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
-              help="Read [tool.attn-lint] from this pyproject.toml instead of searching for one.")
-@click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
-@click.option("--show-settings", is_flag=True, help="Print the resolved settings and exit.")
-@click.option("--statistics", is_flag=True,
-              help="Print the number of findings per rule and confidence instead of the findings.")
-@click.option("-v", "--verbose", is_flag=True,
-              help="Show each finding's whole evidence, the supporting links too (other probe sites, how each "
-                   "delegate was found); by default the text and github formats show the chain that proves it.")
-@click.option("--show-latent", is_flag=True,
-              help="Also report low-confidence findings (latent drift: every pairing they rest on is ruled out), "
-                   "grouped per (wrapper, implementation); they never change the exit status "
-                   "[default: `show-latent` in pyproject.toml].")
-@click.option("--fail-on", "fail_on", type=click.Choice(list(FAIL_ON)), default=None,
-              help="The lowest confidence of a finding that makes the exit status 1: `high` gates CI on the "
-                   "findings whose pairing the code builds and whose site it reaches; the others are still "
-                   "reported [default: medium, or `fail-on` in pyproject.toml].")
-@click.option("--ignore-file-errors", "ignore_file_errors", is_flag=True,
-              help="Files that cannot be analysed (syntax errors, unreadable...) are still reported but do "
-                   "not make the exit status 1.")
-@click.option("--report-unused-suppressions", "report_unused", is_flag=True,
-              help="Report `# noqa: AL...` / `# attn-lint: ignore[...]` comments that silence nothing (AL900).")
-@click.option("--baseline", type=click.Path(dir_okay=False), default=None,
-              help="Report only findings that are not in this baseline file.")
-@click.option("--write-baseline", type=click.Path(dir_okay=False), default=None,
-              help="Record the current findings in this baseline file and exit 0.")
-@click.option("--changed-files", is_flag=True,
-              help="PATHS are changed files (pre-commit): analyse the whole project around them and report "
-                   "only findings whose location or evidence lies in them.")
-@click.option("--new-since", "new_since", default=None, metavar="REF",
-              help="Report only findings that are not at git revision REF (a branch, tag or commit): REF's "
-                   "files are read from git's objects, never checked out or run. The exit status counts only "
-                   "the new findings.")
-@click.option("--show-fixed", is_flag=True,
-              help="With --new-since: also list the findings REF had that are gone.")
-@click.option("--fix", is_flag=True, help="Add forwarding methods for AL001 findings, then report what is left.")
-@click.option("--diff", is_flag=True, help="With or without --fix: print the fixes as a unified diff, write nothing.")
-@click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
-# --- runtime verification ---
-@click.option("--verify", "verify", is_flag=True,
-              help="Check each AL001/AL002/AL003 finding on the real code (CPU): the static fact (attribute-hidden, "
-                   "call-rejected, noop-reached, placeholder-reached), then the pairing through the code's own "
-                   "construction path (pairing-reproduced: confirmed), or not-reproduced / unverifiable.")
-@click.option("--verify-on-gpu", "verify_gpu", is_flag=True,
-              help="--verify, plus a FlashInfer prefill smoke test for findings whose hook plans FlashInfer "
-                   "(consequence-reproduced: confirmed) "
-                   "(needs a CUDA GPU, torch and flashinfer: pip install 'attn-lint[gpu]'; exit 2 without them).")
-@click.option("--verify-time-limit", "verify_time_limit", type=click.FloatRange(min=0, min_open=True),
-              default=DEFAULT_TASK_TIME_LIMIT, show_default=True, metavar="SECONDS",
-              help="--verify runs your code in child processes: the wall-clock limit per finding, after which "
-                   "its process group is killed and the finding is unverifiable (a GPU step gets 300 s more).")
-@click.option("--verify-memory-limit", "verify_memory_limit", default=size_text(DEFAULT_MEMORY_LIMIT).replace(" ", ""),
-              show_default=True, metavar="SIZE",
-              callback=lambda ctx, param, value: parse_size(value, click.BadParameter),
-              help="--verify's memory limit per child process: its address space (not for --verify-on-gpu, as CUDA "
-                   "reserves far more than it uses) and, on Linux, the resident memory of all its processes; past "
-                   "it the finding is unverifiable. 4G, 512M, 8GiB, a number of bytes, or none.")
-# --- end runtime verification ---
-@click.option("--only", "only", multiple=True, metavar="IDENTITY",
-              help="Report (and with --verify, verify) only the finding with this identity, as --format json "
-                   "or --verbose shows it; a prefix of at least 8 hex digits will do (repeatable).")
-@click.option("--quiet", "-q", is_flag=True,
-              help="Print the findings and nothing else: no notes, no summary line (errors still print).")
-@click.option("--exit-zero", is_flag=True,
-              help="Exit 0 even when there are findings (usage, configuration and internal errors still exit 2).")
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
-              help="Colour the text report: auto colours a terminal unless NO_COLOR is set (FORCE_COLOR colours "
-                   "any output).")
-@click.option("--no-context", is_flag=True,
-              help="Analyse PATHS alone: not the package or configured `src` they belong to, nor a package they "
-                   "extend as a plug-in (faster; drift whose probe or builder lies outside them is not seen).")
-@click.option("--host", multiple=True, type=click.Path(exists=True, file_okay=False), metavar="FOLDER",
-              help="Source folder of a package the analysed code extends as a plug-in (vLLM for a vLLM plug-in), "
-                   "where the import path does not hold it: analysed as context, its own findings not reported.")
-@click.option("--output-file", "-o", type=click.Path(dir_okay=False), default=None,
-              help="Write the report to this file instead of standard output.")
+@check_options
 @click.version_option(__version__, "-V", "--version", prog_name="attn-lint")
 def check(**params):
     """Find backend interface drift in PATHS (files or folders; default: `src` from pyproject.toml, or the

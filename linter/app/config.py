@@ -221,15 +221,15 @@ _IDENTITY = re.compile(r"^[0-9a-f]{32}$")
 @dataclass(frozen=True)
 class ConfigKey:
     """One key of `[tool.attn-lint]`, declared once: how its value is read and checked, what it
-    means, the flag that overrides it and what `--show-settings` shows for it. The table's
-    reading, its error messages, `--show-settings` and the key list in docs/usage.md all come from
-    CONFIG_KEYS; the value lands in the Config field of the same name (`-` read as `_`)."""
+    means and what `--show-settings` shows for it. The table's reading, its error messages,
+    `--show-settings` and the key list in docs/usage.md all come from CONFIG_KEYS (the option that
+    replaces a key names it: options.py); the value lands in the Config field of the same name
+    (`-` read as `_`)."""
 
     key: str
     read: Callable[[Config, ConfigKey, object, str], object]  # the value, checked; raises ConfigError
     means: str  # one line, for the docs
     shown: Callable[[Resolved], object]  # the value a run uses, for --show-settings
-    flag: str = ""  # the command-line option that overrides it
 
     @property
     def field(self) -> str:
@@ -338,13 +338,12 @@ def _read_format(cfg: Config, k: ConfigKey, value, where: str) -> str:
 
 # In the order --show-settings shows them.
 CONFIG_KEYS: tuple[ConfigKey, ...] = (
-    ConfigKey("format", _read_format, f"the report's format: {', '.join(FORMATS)}", lambda r: r.fmt, "--format"),
+    ConfigKey("format", _read_format, f"the report's format: {', '.join(FORMATS)}", lambda r: r.fmt),
     ConfigKey("select", _read_codes, 'rule codes or prefixes to run; "ALL" (the default) for every rule, '
-              '"AL900" for unused suppressions', lambda r: list(r.selected) or ["ALL"], "--select"),
-    ConfigKey("ignore", _read_codes, "rule codes or prefixes to skip", lambda r: list(r.settings.ignore),
-              "--ignore"),
+              '"AL900" for unused suppressions', lambda r: list(r.selected) or ["ALL"]),
+    ConfigKey("ignore", _read_codes, "rule codes or prefixes to skip", lambda r: list(r.settings.ignore)),
     ConfigKey("exclude", _read_exclude, "globs of paths to skip, relative to the project root (or a file name)",
-              lambda r: list(r.exclude), "--exclude"),
+              lambda r: list(r.exclude)),
     ConfigKey("per-file-ignores", _read_per_file_ignores, "a table of glob = [codes]: those codes skipped there",
               lambda r: {k: list(v) for k, v in r.per_file_ignores.items()}),
     ConfigKey("src", _read_src, "the folders analysed when no path is given, inside the project root",
@@ -354,17 +353,16 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("extra-family-bases", _read_bases, "qualified names of family bases the index cannot see "
               "(reserved: parsed and shown, not used yet)", lambda r: list(r.extra_family_bases)),
     ConfigKey("cache-dir", _read_cache_dir, "a folder inside $XDG_CACHE_HOME/attn-lint for this project's cache",
-              lambda r: r.settings.cache_dir, "--cache-dir"),
+              lambda r: r.settings.cache_dir),
     ConfigKey("jobs", _read_jobs, "parsing workers; 0: one per core (capped at the machine's cores)",
-              lambda r: r.settings.jobs, "--jobs"),
+              lambda r: r.settings.jobs),
     ConfigKey("astroid", _read_bool, "ask astroid about receivers the index cannot type",
-              lambda r: r.settings.astroid, "--no-astroid"),
+              lambda r: r.settings.astroid),
     ConfigKey("server", _read_bool, "false: never use the resident server; true starts one only from a file "
-              "named with --config", lambda r: r.server, "--server/--no-server"),
-    ConfigKey("show-latent", _read_bool, "also report latent drift (low confidence)", lambda r: r.show_latent,
-              "--show-latent"),
+              "named with --config", lambda r: r.server),
+    ConfigKey("show-latent", _read_bool, "also report latent drift (low confidence)", lambda r: r.show_latent),
     ConfigKey("fail-on", _read_fail_on, f"the lowest confidence that makes the exit status 1: "
-              f"{' or '.join(FAIL_ON)}", lambda r: r.fail_on, "--fail-on"),
+              f"{' or '.join(FAIL_ON)}", lambda r: r.fail_on),
     ConfigKey("dismissed", _read_dismissed, "a table of finding identity = why it was set aside",
               lambda r: dict(r.dismissed)),
 )
@@ -381,14 +379,6 @@ def _apply_table(cfg: Config, table: dict, where: str) -> None:
             raise ConfigError(f"{where}: unknown key `{key}`{hint}")
         cfg.sources[key] = origin
         setattr(cfg, k.field, k.read(cfg, k, value, where))
-
-
-def keys_markdown() -> str:
-    """The key list of docs/usage.md, from CONFIG_KEYS."""
-    rows = ["| key | what it sets | overridden by |", "|---|---|---|"]
-    assert not any("|" in k.means for k in CONFIG_KEYS), "a `|` would split the table's cells"
-    rows += [f"| `{k.key}` | {k.means} | {f'`{k.flag}`' if k.flag else '—'} |" for k in CONFIG_KEYS]
-    return "\n".join(rows) + "\n"
 
 
 def _strings(value, key: str, where: str) -> tuple[str, ...]:

@@ -49,8 +49,8 @@ from .summary import SUMMARY_VERSION
 # the comparisons made after the analysis), as paths from the folder that holds linter/ and rules/;
 # every other module keys the cache, so that a module added later keys it too (an allow-list once
 # missed two that decide findings). The formatters (linter/report/) only render findings.
-PRESENTATION_MODULES = {"linter/app/cli.py", "linter/app/config.py", "linter/app/server.py", "linter/app/fix.py",
-                        "linter/app/baseline.py", "linter/files/suppress.py"}
+PRESENTATION_MODULES = {"linter/app/cli.py", "linter/app/config.py", "linter/app/options.py", "linter/app/server.py",
+                        "linter/app/fix.py", "linter/app/baseline.py", "linter/files/suppress.py"}
 PRESENTATION_FOLDERS = ("linter/report/",)
 # What decides a stored summary's bytes: the per-file pass and what it imports, and the codec.
 STORAGE_MODULES = ("linter/perfile/summary.py", "linter/refs.py", "linter/perfile/reaching.py",
