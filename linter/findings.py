@@ -34,6 +34,9 @@ class Evidence:
     line: int
     note: str
     supporting: bool = False
+    # The link is a declared type (a parameter's, an attribute's or a return's annotation) standing
+    # in for what the code puts there: any subclass fits it (signals/built_chain.py reads it).
+    declared: bool = False
 
 
 @dataclass(frozen=True)

@@ -113,7 +113,7 @@ class Rule:
         so that latent findings can be grouped per (wrapper, implementation)."""
         from ..linter.model.confidence import assess
 
-        a = assess(ctx, pairings, self.signals())
+        a = assess(ctx, pairings, self.signals(), finding.evidence)
         dead_impls = sorted({p.impl for p, _ in a.dead} - {p.impl for p in a.live})
         if dead_impls:
             finding = finding.with_facts(RunFacts(latent_impls=tuple(dead_impls)))

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from ..findings import HIGH, LOW, MEDIUM, Reason
+from ..findings import HIGH, LOW, MEDIUM, Evidence, Reason
 
 if TYPE_CHECKING:
     from .context import Context
@@ -69,6 +69,11 @@ class Signal:
         """Positive evidence that this pairing runs, or None."""
         return None
 
+    def support_chain(self, ctx: Context, chain: Sequence[Evidence], live: Sequence[Pairing]) -> Reason | None:
+        """Positive evidence from the finding's whole chain (its evidence), asked once per finding
+        with a live pairing that no `support` raised; or None."""
+        return None
+
 
 @dataclass(frozen=True)
 class Assessment:
@@ -89,8 +94,10 @@ def partly_assessed(ctx: Context) -> int:
     return ctx.state(_Budget, _Budget).cut
 
 
-def assess(ctx: Context, pairings: Sequence[Pairing], signals: Iterable[Signal]) -> Assessment:
-    """What `signals` (the rule's: Rule.signals) say of a finding's pairings."""
+def assess(ctx: Context, pairings: Sequence[Pairing], signals: Iterable[Signal],
+           chain: Sequence[Evidence] = ()) -> Assessment:
+    """What `signals` (the rule's: Rule.signals) say of a finding's pairings and of its chain
+    (the finding's evidence)."""
     signals = list(signals)
     live: list[Pairing] = []
     dead: list[tuple[Pairing, Reason]] = []
@@ -120,6 +127,8 @@ def assess(ctx: Context, pairings: Sequence[Pairing], signals: Iterable[Signal])
     if not live:
         reasons = _distinct(r for _, r in dead)
         return Assessment(LOW, reasons, (), tuple(dead))
+    if not support:
+        support.extend(r for r in (s.support_chain(ctx, chain, live) for s in signals) if r is not None)
     level = HIGH if support else MEDIUM
     # A kept finding says what held it up, and which of its pairings were ruled out on the way.
     reasons = _distinct([*support, *(r for _, r in dead)])

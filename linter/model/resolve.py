@@ -199,7 +199,7 @@ class Resolver:
                     if not types:
                         return NOTHING
                     note = f"`{name}` is a parameter annotated `{self.annotation_text(p.annotation)}`"
-                    return Resolution(types, (Evidence(path, fn.line, note),))
+                    return Resolution(types, (Evidence(path, fn.line, note, declared=True),))
             if name in fn.locals:
                 key = ("local", scope.module, id(fn), name)  # one summary may serve two modules
                 if key in visiting:
@@ -298,7 +298,7 @@ class Resolver:
                 types = self.annotation(ca.annotation, entry.module)
                 if types:
                     note = f"`{info.name}.{attr}` is annotated `{self.annotation_text(ca.annotation)}`"
-                    return Resolution(types, (Evidence(path, ca.line, note),))
+                    return Resolution(types, (Evidence(path, ca.line, note, declared=True),))
             if ca.value is not None:
                 r = self.resolve(ca.value, Scope(entry.module, c, None), depth + 1)
                 if r.types:
@@ -310,7 +310,7 @@ class Resolver:
                 if types:
                     out |= types
                     steps.append(Evidence(path, line, f"`self.{attr}` is annotated "
-                                                      f"`{self.annotation_text(ann)}` in `{info.name}`"))
+                                                      f"`{self.annotation_text(ann)}` in `{info.name}`", declared=True))
                     continue
             r = self.resolve(value, Scope(entry.module, c, method), depth + 1)
             if r.types:
@@ -458,7 +458,7 @@ class Resolver:
             res = Resolution(frozenset(out), tuple(steps[:8]))
         elif types:
             res = Resolution(types, (Evidence(path, fn.line, f"`{label}()` returns "
-                                                             f"`{self.annotation_text(fn.returns)}`"),))
+                                                             f"`{self.annotation_text(fn.returns)}`", declared=True),))
         else:
             res = NOTHING
         self._return_memo[key] = res

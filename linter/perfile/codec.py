@@ -429,8 +429,8 @@ def decode_stats(plain) -> dict:
 # --- a whole run's result ----------------------------------------------------------------------
 def encode_result(result: dict) -> tuple:
     findings = tuple((f.code, f.name, f.severity, f.path, f.line, f.column, f.message, f.class_name, f.member,
-                      f.targets, tuple((e.path, e.line, e.note, e.supporting) for e in f.evidence), f.details,
-                      f.confidence, tuple((r.signal, r.effect, r.path, r.line, r.note) for r in f.confidence_reasons))
+                      f.targets, tuple((e.path, e.line, e.note, e.supporting, e.declared) for e in f.evidence),
+                      f.details, f.confidence, tuple((r.signal, r.effect, r.path, r.line, r.note) for r in f.confidence_reasons))
                      for f in result["findings"])
     errors = tuple((e.path, e.kind, e.message, e.line) for e in result["file_errors"])
     stats = dict(result["stats"])
@@ -450,8 +450,8 @@ def _finding(t) -> Finding:
         why.append(Reason(_str(r[0]), _str(r[1]), _str(r[2]), _int(r[3]), _str(r[4])))
     links = []
     for e in evidence:
-        _need(type(e) is tuple and len(e) == 4 and type(e[3]) is bool)
-        links.append(Evidence(_str(e[0]), _int(e[1]), _str(e[2]), e[3]))
+        _need(type(e) is tuple and len(e) == 5 and type(e[3]) is bool and type(e[4]) is bool)
+        links.append(Evidence(_str(e[0]), _int(e[1]), _str(e[2]), e[3], e[4]))
     for d in details:
         _need(type(d) is tuple and len(d) == 2 and type(d[0]) is str and type(d[1]) is str)
     return Finding(_str(code), _str(name), _str(severity), _str(path), _int(line), _int(column), _str(message),

@@ -23,6 +23,7 @@ _SIGNALS: tuple[tuple[str, str], ...] = (
     ("unpassed_option", "UnpassedOption"),
     ("unknown_delegate", "UnknownDelegate"),
     ("self_call", "SelfCall"),
+    ("built_chain", "BuiltChain"),
 )
 
 

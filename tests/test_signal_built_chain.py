@@ -1,0 +1,108 @@
+"""built-chain (linter/signals/built_chain.py): a finding whose whole evidence chain is what the code
+builds, assigns, calls and returns is `high`; one link that is only a declared type (a parameter,
+attribute or return annotation) leaves it `medium`, as does a chain the rule's other signals rule out
+(latent stays latent). AL002 skips it: a call's positive evidence is the call made on the
+implementation (self-call)."""
+
+from __future__ import annotations
+
+from conftest import lint, write_tree
+
+BACKENDS = '''
+class Backend:
+    def forward(self, batch):
+        raise NotImplementedError
+
+class FlashBackend(Backend):
+    def forward(self, batch):
+        return batch
+
+    def plan_chunks(self, batch):
+        self.planned = batch
+
+class HybridBackend(Backend):
+    def __init__(self):
+        self.inner = FlashBackend()
+
+    def forward(self, batch):
+        return self.inner.forward(batch)
+'''
+
+BUILT = '''
+from serving.backends import HybridBackend
+
+def make_backend():
+    return HybridBackend()
+
+class Runner:
+    def __init__(self):
+        self.backend = make_backend()
+
+    def step(self, batch):
+        if hasattr(self.backend, "plan_chunks"):
+            self.backend.plan_chunks(batch)
+        return self.backend.forward(batch)
+'''
+
+# The same probe, on a parameter whose annotation is all the code says of it.
+DECLARED = '''
+from serving.backends import Backend, HybridBackend
+
+def make_backend():
+    return HybridBackend()
+
+def step(backend: Backend, batch):
+    if hasattr(backend, "plan_chunks"):
+        backend.plan_chunks(batch)
+    return backend.forward(batch)
+
+def main(batch):
+    return step(make_backend(), batch)
+'''
+
+
+def _al001(tmp_path, runner: str, backends: str = BACKENDS):
+    result = lint(write_tree(tmp_path, {"serving/__init__.py": "", "serving/backends.py": backends,
+                                        "serving/runner.py": runner}))
+    (f,) = [f for f in result.findings if f.code == "AL001"]
+    return f
+
+
+def test_a_chain_the_code_builds_is_high(tmp_path):
+    f = _al001(tmp_path, BUILT)
+    assert f.confidence == "high", f.confidence_reasons
+    assert not any(e.declared for e in f.evidence)
+    (reason,) = [r for r in f.confidence_reasons if r.signal == "built-chain"]
+    assert reason.effect == "raise" and "no declared type" in reason.note
+
+
+def test_one_declared_link_leaves_it_medium(tmp_path):
+    f = _al001(tmp_path, DECLARED)
+    assert f.confidence == "medium"
+    assert [e.note for e in f.evidence if e.declared] == ["`backend` is a parameter annotated `Backend`"]
+
+
+def test_a_declared_delegate_its_builders_are_followed_for_is_built(tmp_path):
+    """A delegate annotated with the base whose every assignment is followed to what its builders
+    pass (`HybridBackend(FlashBackend())`) is known by construction: the annotation is not in the chain."""
+    backends = BACKENDS.replace("    def __init__(self):\n        self.inner = FlashBackend()",
+                                "    def __init__(self, inner: Backend):\n        self.inner = inner")
+    runner = BUILT.replace("import HybridBackend", "import FlashBackend, HybridBackend").replace(
+        "HybridBackend()", "HybridBackend(FlashBackend())")
+    f = _al001(tmp_path, runner, backends)
+    assert f.confidence == "high"
+    assert any("passes FlashBackend as `inner`" in e.note for e in f.evidence)
+
+
+def test_renamed_the_same(tmp_path):
+    renames = {"Backend": "Engine", "FlashBackend": "FastEngine", "HybridBackend": "SplitEngine",
+               "plan_chunks": "prepare", "inner": "held", "make_backend": "build", "Runner": "Loop",
+               "backend": "engine"}
+
+    def renamed(text: str) -> str:
+        for old, new in sorted(renames.items(), key=lambda kv: -len(kv[0])):
+            text = text.replace(old, new)
+        return text
+
+    f = _al001(tmp_path, renamed(BUILT).replace("serving.engines", "serving.backends"), renamed(BACKENDS))
+    assert (f.class_name.rsplit(".", 1)[-1], f.member, f.confidence) == ("SplitEngine", "prepare", "high")
