@@ -39,6 +39,13 @@ class Evidence:
     declared: bool = False
 
 
+def shortened(links, n: int) -> tuple[Evidence, ...]:
+    """The first `n` links of a chain, and every declared one after them: a chain cut short for the
+    report still says where it leaned on a declared type (signals/built_chain.py reads that)."""
+    links = tuple(links)
+    return links[:n] + tuple(e for e in links[n:] if e.declared)
+
+
 @dataclass(frozen=True)
 class Reason:
     """Why a finding's confidence is what it is: one signal's word on one of its pairings."""

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ..linter.findings import Evidence, Facts, Finding
+from ..linter.findings import Evidence, Facts, Finding, shortened
 from ..linter.model.confidence import Pairing
 from ..linter.model.uses import Use
 from ..linter.refs import is_attr, is_self
@@ -227,7 +227,7 @@ def prefill(backend: Backend, batch):
         for n, (site, probe, res, static) in enumerate(hits[:5]):
             link = [Evidence(site.path, probe.line,
                              f"{_probe_text(probe)} in `{site.where}`: the receiver is `{short(static)}`"
-                             f" (resolved by {res.via}), which can be `{w}`"), *res.steps[:3]]
+                             f" (resolved by {res.via}), which can be `{w}`"), *shortened(res.steps, 3)]
             evidence.extend(link if n == 0 else [replace(e, supporting=True) for e in link])
         if len(hits) > 5:
             evidence.append(Evidence(hits[5][0].path, hits[5][1].line, f"and {len(hits) - 5} more probe sites",

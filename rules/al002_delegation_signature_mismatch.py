@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ..linter.findings import Evidence, Facts, Finding, Reason
+from ..linter.findings import Evidence, Facts, Finding, Reason, shortened
 from ..linter.model.confidence import Pairing
 from ..linter.model.resolve import Resolution
 from ..linter.perfile.signature import CallShape, bind_error, bound_params, format_signature
@@ -734,7 +734,7 @@ class Runner:
                         (rejecting if err else accepting).append((impl, owner, fn, err))
                     if rejecting and accepting:
                         recv = ("attr", ("name", site.fn.params[0].name), attr)
-                        res = Resolution(frozenset(held), tuple(got.steps[:3]))
+                        res = Resolution(frozenset(held), shortened(got.steps, 3))
                         finding = self._report(ctx, site, call, shape, member, "call", res, held, rejecting, accepting)
                         yield self.assessed(ctx, finding, [
                             Pairing(self.code, qual, impl, member, site, call.line, "call", recv)
@@ -768,7 +768,7 @@ class Runner:
                                              f"{call_text} in `{site.where}` passes {shape.describe()}; the "
                                              f"receiver is `{', '.join(short(s) for s in statics)}` "
                                              f"(resolved by {res.via})")]
-        evidence.extend(res.steps[:4])
+        evidence.extend(shortened(res.steps, 4))
         if dropped_from is not None:
             declared = index.method(dropped_from, member)
             oe = index.classes[declared.owner]

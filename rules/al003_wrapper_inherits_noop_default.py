@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..linter.findings import Evidence, Facts, Finding
+from ..linter.findings import Evidence, Facts, Finding, shortened
 from ..linter.model.confidence import Pairing
 from ..linter.model.families import Delegate, Wrapper
 from ..linter.model.resolve import Scope
@@ -361,7 +361,7 @@ delegates that may not implement a placeholder hook, only where the configuratio
             verb = "probed" if s.kind == "probe" else "called"
             link = [Evidence(s.site.path, s.line, f"`{member}` is {verb} in `{s.site.where}` on a "
                                                   f"receiver of type `{short(s.static)}`, which can be `{w}`"),
-                    *s.resolution.steps[:2]]
+                    *shortened(s.resolution.steps, 2)]
             # One site proves the claim; the others support it (shown with --verbose).
             evidence.extend(link if n == 0 else [replace(e, supporting=True) for e in link])
         placeholder = base_fn.unimplemented

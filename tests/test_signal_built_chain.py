@@ -106,3 +106,16 @@ def test_renamed_the_same(tmp_path):
 
     f = _al001(tmp_path, renamed(BUILT).replace("serving.engines", "serving.backends"), renamed(BACKENDS))
     assert (f.class_name.rsplit(".", 1)[-1], f.member, f.confidence) == ("SplitEngine", "prepare", "high")
+
+
+def test_a_chain_cut_short_keeps_its_declared_links():
+    """Reports show a chain's first links; a declared link past the cut is kept, so that a finding
+    never looks built because the link that was only a declared type was left out of sight."""
+    from attn_lint.linter.findings import Evidence, shortened
+
+    built = [Evidence("a.py", i, f"step {i}") for i in range(5)]
+    declared = Evidence("b.py", 9, "`x` is a parameter annotated `Base`", declared=True)
+    chain = [*built[:3], declared, *built[3:]]
+    assert shortened(chain, 2) == (built[0], built[1], declared)
+    assert shortened(chain, 4) == tuple(chain[:4])
+    assert shortened(built, 3) == tuple(built[:3])

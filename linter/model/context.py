@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from ..findings import Evidence
+from ..findings import Evidence, shortened
 from ..perfile.summary import CallSite, Probe
 from ..refs import base_of, class_values, is_attr, is_call, is_getattr, is_name, is_self, type_alternatives
 from .facts import Site
@@ -121,7 +121,7 @@ class Context:
         shown = ", ".join(sorted(t.rsplit(".", 1)[-1] for t in passed))
         note = (f"`{name}` is annotated `{self.resolver.annotation_text(param.annotation)}`, but every call "
                 f"of `{fn.name}` in the tree passes {shown}")
-        return Resolution(passed, (Evidence(site.path, fn.line, note), *got.steps[:3]))
+        return Resolution(passed, (Evidence(site.path, fn.line, note), *shortened(got.steps, 3)))
 
     @functools.cached_property
     def defined_names(self) -> frozenset[str]:
@@ -161,7 +161,7 @@ class Context:
                 if given is None:
                     continue
                 res = self.receiver_types(site, recv, line if kind == "probe" else 0, col, kind)
-                res = Resolution(res.types | {wq}, (*res.steps[:3], given), res.via)
+                res = Resolution(res.types | {wq}, (*shortened(res.steps, 3), given), res.via)
                 yield Reached(item, res, self.can_be(res, wq, site, recv))
                 continue
             res = self.receiver_types(site, recv, line if kind == "probe" else 0, col, kind)

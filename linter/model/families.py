@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from ..findings import Evidence
+from ..findings import Evidence, shortened
 from ..perfile.summary import KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, FunctionInfo, member_target
 from ..refs import (
     base_of,
@@ -400,7 +400,7 @@ class FamilyModel:
         how = "exactly " if exact == types else ""
         delegate.types = types
         delegate.exact = exact
-        delegate.evidence = delegate.evidence + tuple(steps[:3]) + (Evidence(
+        delegate.evidence = delegate.evidence + shortened(steps, 3) + (Evidence(
             entry.file.display, entry.info.line,
             f"`self.{delegate.attr}` holds {how}{shown} (every assignment of it followed to what its "
             f"builders pass)"),)
@@ -622,7 +622,7 @@ class FamilyModel:
             shown = ", ".join(sorted(describe_type(t) for t in types))
             steps.append(Evidence(entry.file.display, line, f"`{entry.info.name}.{method.name}` assigns "
                                                             f"`self.{attr}` ({shown})"))
-        return Resolution(frozenset(out), tuple(steps[:8]))
+        return Resolution(frozenset(out), shortened(steps, 8))
 
     def forwarded_to(self, qual: str, attr: str) -> dict[str, Evidence]:
         """The members `qual`'s methods (own and inherited) call or probe on `self.<attr>`, each

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..findings import Evidence
+from ..findings import Evidence, shortened
 from ..perfile.summary import FunctionInfo, declared_only
 from ..refs import (
     annotation_of,
@@ -173,14 +173,14 @@ class Resolver:
                 r = self.resolve(item, scope, depth + 1, visiting)
                 out |= {seq_element(t) for t in r.types if isinstance(t, str)}
                 steps.extend(r.steps)
-            return Resolution(frozenset(out), tuple(steps[:6]))
+            return Resolution(frozenset(out), shortened(steps, 6))
         if is_union(ref):
             out, steps = set(), []
             for item in ref[1]:
                 r = self.resolve(item, scope, depth + 1, visiting)
                 out |= r.types
                 steps.extend(r.steps)
-            return Resolution(frozenset(out), tuple(steps[:6]))
+            return Resolution(frozenset(out), shortened(steps, 6))
         if (tref := annotation_of(ref)) is not None:
             return Resolution(self.annotation(tref, scope.module))
         return NOTHING
@@ -210,7 +210,7 @@ class Resolver:
                     out |= r.types
                     steps.extend(r.steps)
                     via = r.via if r.via != "index" else via
-                return Resolution(frozenset(out), tuple(steps[:6]), via)
+                return Resolution(frozenset(out), shortened(steps, 6), via)
         sym = self.index.resolve_name(scope.module, name)
         return self._symbol(sym, depth, visiting) if sym is not None else NOTHING
 
@@ -236,7 +236,7 @@ class Resolver:
             r = self.resolve(value, scope, depth + 1, visiting)
             out |= r.types
             steps.extend(r.steps)
-        res = Resolution(frozenset(out), tuple(steps[:6]))
+        res = Resolution(frozenset(out), shortened(steps, 6))
         self._global_memo[key] = res
         return res
 
@@ -254,7 +254,7 @@ class Resolver:
                 continue
             out |= r.types
             steps.extend(r.steps)
-        return Resolution(frozenset(out), tuple(steps[:8]), base.via)
+        return Resolution(frozenset(out), shortened(steps, 8), base.via)
 
     def attribute_of(self, qual: str, attr: str, depth: int = 0) -> Resolution:
         """Types of `instance.attr` for an instance of `qual` (annotations, assignments, properties)."""
@@ -321,7 +321,7 @@ class Resolver:
                                                   f"`self.{attr}` ({shown})"))
                 via = r.via if r.via != "index" else via
         if out:
-            return Resolution(frozenset(out), tuple(steps[:8]), via)
+            return Resolution(frozenset(out), shortened(steps, 8), via)
         return _ABSENT
 
     def _call(self, ref: tuple, scope: Scope, depth: int, visiting: frozenset) -> Resolution:
@@ -343,7 +343,7 @@ class Resolver:
                     self._returns(t[1], fn, depth)
                 out |= r.types
                 steps.extend(r.steps)
-        return Resolution(frozenset(out), tuple(steps[:8]), func.via)
+        return Resolution(frozenset(out), shortened(steps, 8), func.via)
 
     def _classmethod_call(self, func_ref: tuple, scope: Scope, depth: int,
                           visiting: frozenset) -> Resolution | None:
@@ -384,7 +384,7 @@ class Resolver:
                                        qual if fn.kind == "classmethod" else owner, fn, depth)
             out |= r.types
             steps.extend(r.steps)
-        return Resolution(frozenset(out), tuple(steps[:8]), base.via)
+        return Resolution(frozenset(out), shortened(steps, 8), base.via)
 
     def _overrides_return(self, qual: str, owner: str, name: str, depth: int) -> Resolution | None:
         """What the overrides of placeholder `owner.name` in `qual`'s subclasses return; None
@@ -403,10 +403,10 @@ class Resolver:
             if not r.types:
                 return None
             out |= r.types
-            steps.extend(r.steps[:1])
+            steps.extend(shortened(r.steps, 1))
         if not out:
             return None
-        return Resolution(frozenset(out), tuple(steps[:8]))
+        return Resolution(frozenset(out), shortened(steps, 8))
 
     def function_of(self, t) -> FunctionInfo | None:
         """The function a ("fn", qual) or ("method", class, name) type element names, if in the tree."""
@@ -455,7 +455,7 @@ class Resolver:
         if out and (not types or complete and all(self._within(t, types) for t in out)):
             shown = ", ".join(sorted(describe_type(t) for t in out))
             steps.append(Evidence(path, fn.line, f"`{label}()` returns {shown} (from its return statements)"))
-            res = Resolution(frozenset(out), tuple(steps[:8]))
+            res = Resolution(frozenset(out), shortened(steps, 8))
         elif types:
             res = Resolution(types, (Evidence(path, fn.line, f"`{label}()` returns "
                                                              f"`{self.annotation_text(fn.returns)}`", declared=True),))

@@ -430,7 +430,8 @@ def decode_stats(plain) -> dict:
 def encode_result(result: dict) -> tuple:
     findings = tuple((f.code, f.name, f.severity, f.path, f.line, f.column, f.message, f.class_name, f.member,
                       f.targets, tuple((e.path, e.line, e.note, e.supporting, e.declared) for e in f.evidence),
-                      f.details, f.confidence, tuple((r.signal, r.effect, r.path, r.line, r.note) for r in f.confidence_reasons))
+                      f.details, f.confidence,
+                      tuple((r.signal, r.effect, r.path, r.line, r.note) for r in f.confidence_reasons))
                      for f in result["findings"])
     errors = tuple((e.path, e.kind, e.message, e.line) for e in result["file_errors"])
     stats = dict(result["stats"])
