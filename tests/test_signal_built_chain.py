@@ -119,3 +119,14 @@ def test_a_chain_cut_short_keeps_its_declared_links():
     assert shortened(chain, 2) == (built[0], built[1], declared)
     assert shortened(chain, 4) == tuple(chain[:4])
     assert shortened(built, 3) == tuple(built[:3])
+
+
+def test_a_declared_binding_is_a_declared_link(tmp_path):
+    """`backend: Backend = make_backend()` says what the name may hold, as an annotation does
+    anywhere: the chain leans on it, the finding stays `medium`."""
+    runner = BUILT.replace("        self.backend = make_backend()",
+                           "        held: Backend = make_backend()\n        self.backend = held").replace(
+        "import HybridBackend", "import Backend, HybridBackend")
+    f = _al001(tmp_path, runner)
+    assert f.confidence == "medium"
+    assert "`held` is declared `Backend` in `__init__`" in [e.note for e in f.evidence if e.declared]

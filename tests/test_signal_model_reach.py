@@ -7,6 +7,10 @@ import re
 import pytest
 from conftest import lint, write_tree
 
+# A kept pairing leaves the finding live: `medium`, or `high` where its chain is all built
+# (built-chain); this signal only rules out.
+LIVE = ("medium", "high")
+
 BACKENDS = '''
 class Backend:
     def forward(self, x):
@@ -113,8 +117,8 @@ def test_wrapper_built_for_one_model_is_not_seen_in_another_models_code(tmp_path
     got = _confidence(lint(_tree(tmp_path)))
     assert got[("Wrapper", "hook_b")] == "low"
     # Code both models run (a mixin), and a function whose callers are not seen, stay live.
-    assert got[("Wrapper", "hook_shared")] == "medium"
-    assert got[("Wrapper", "hook_free")] == "medium"
+    assert got[("Wrapper", "hook_shared")] in LIVE
+    assert got[("Wrapper", "hook_free")] in LIVE
 
 
 def test_reason_names_the_guard(tmp_path):
@@ -138,7 +142,7 @@ def wrap(runner, backend):
 '''
     got = _confidence(lint(_tree(tmp_path, setup)))
     assert got[("Wrapper", "hook_b")] == "low"
-    assert got[("Wrapper", "hook_shared")] == "medium"
+    assert got[("Wrapper", "hook_shared")] in LIVE
 
 
 def test_predicate_the_tree_cannot_decide_keeps_the_pairing(tmp_path):
@@ -153,7 +157,7 @@ def wrap(runner, backend):
         return Wrapper(backend)
     return backend
 '''
-    assert _confidence(lint(_tree(tmp_path, setup)))[("Wrapper", "hook_b")] == "medium"
+    assert _confidence(lint(_tree(tmp_path, setup)))[("Wrapper", "hook_b")] in LIVE
 
 
 def test_unguarded_construction_keeps_the_pairing(tmp_path):
@@ -166,7 +170,7 @@ def wrap(runner, backend):
         return Wrapper(backend)
     return Wrapper(backend) if runner.split else backend
 '''
-    assert _confidence(lint(_tree(tmp_path, setup)))[("Wrapper", "hook_b")] == "medium"
+    assert _confidence(lint(_tree(tmp_path, setup)))[("Wrapper", "hook_b")] in LIVE
 
 
 def test_quantization_config_test_is_not_a_model_test(tmp_path):
@@ -179,7 +183,7 @@ def wrap(runner, backend):
         return Wrapper(backend)
     return backend
 '''
-    assert _confidence(lint(_tree(tmp_path, setup)))[("Wrapper", "hook_b")] == "medium"
+    assert _confidence(lint(_tree(tmp_path, setup)))[("Wrapper", "hook_b")] in LIVE
 
 
 def test_site_class_built_through_a_variable_is_followed_or_kept(tmp_path):
@@ -190,7 +194,7 @@ def test_site_class_built_through_a_variable_is_followed_or_kept(tmp_path):
         "from pkg.models.b import BAttention\n        cls = BAttention if config else AAttention\n"
         "        self.attn = cls(config)")
     (tree / "pkg/models/a.py").write_text(a)
-    assert _confidence(lint(tree))[("Wrapper", "hook_b")] == "medium"
+    assert _confidence(lint(tree))[("Wrapper", "hook_b")] in LIVE
 
 
 def test_a_private_layer_class_is_followed_to_its_model(tmp_path):
@@ -231,7 +235,7 @@ def wrap(runner, backend):
         return backend
     return wrapper_cls(backend)
 '''
-    assert _confidence(lint(_tree(tmp_path, setup)))[("Wrapper", "hook_b")] == "medium"
+    assert _confidence(lint(_tree(tmp_path, setup)))[("Wrapper", "hook_b")] in LIVE
 
 
 def test_a_subclass_built_unguarded_keeps_the_pairing(tmp_path):
@@ -244,7 +248,7 @@ class NpuWrapper(Wrapper):
 def wrap_any(backend):
     return NpuWrapper(backend)
 '''
-    assert _confidence(lint(_tree(tmp_path, setup)))[("Wrapper", "hook_b")] == "medium"
+    assert _confidence(lint(_tree(tmp_path, setup)))[("Wrapper", "hook_b")] in LIVE
 
 
 _REFUSING = BACKENDS.replace('''class Wrapper(Backend):
@@ -281,7 +285,7 @@ def test_a_constructor_refusing_other_models_is_their_guard(tmp_path):
 
 def test_a_constructor_that_returns_early_still_builds_the_object(tmp_path):
     got = _confidence(lint(_refusing_tree(tmp_path, "return")))
-    assert got[("Wrapper", "hook_b")] == "medium"
+    assert got[("Wrapper", "hook_b")] in LIVE
 
 
 PREDICATE_SETUP = '''
@@ -320,7 +324,7 @@ def test_predicate_of_alternatives_admits_what_either_admits(tmp_path):
     _config_with_model_type(tree, "model_a")
     got = _confidence(lint(tree))
     assert got[("Wrapper", "hook_b")] == "low"
-    assert got[("Wrapper", "hook_shared")] == "medium"
+    assert got[("Wrapper", "hook_shared")] in LIVE
 
 
 def test_alternatives_grouped_in_parentheses_are_one_set_of_alternatives(tmp_path):
@@ -339,7 +343,7 @@ def test_alternatives_with_one_the_tree_cannot_decide_keep_the_pairing(tmp_path)
                  'resolve_arch(config) in config.known_archs')):
         tree = _tree(tmp_path / str(n), PREDICATE_SETUP.format(test=test))
         _config_with_model_type(tree, "model_a")
-        assert _confidence(lint(tree))[("Wrapper", "hook_b")] == "medium", test
+        assert _confidence(lint(tree))[("Wrapper", "hook_b")] in LIVE, test
 
 
 def test_a_collection_that_changes_is_not_read_as_its_literals(tmp_path):
@@ -351,7 +355,7 @@ def test_a_collection_that_changes_is_not_read_as_its_literals(tmp_path):
         setup = PREDICATE_SETUP.format(test=test).replace(
             '_A_ARCHS = frozenset({"AForCausalLM"})', '_A_ARCHS = {"AForCausalLM"}' + change)
         tree = _tree(tmp_path / str(n), setup)
-        assert _confidence(lint(tree))[("Wrapper", "hook_b")] == "medium", change
+        assert _confidence(lint(tree))[("Wrapper", "hook_b")] in LIVE, change
     # Unchanged, the same test rules B out.
     tree = _tree(tmp_path / "plain", PREDICATE_SETUP.format(test=test))
     assert _confidence(lint(tree))[("Wrapper", "hook_b")] == "low"
@@ -372,7 +376,7 @@ def test_model_type_declared_by_a_configuration_the_sites_model_names_keeps_the_
     configs = (tree / "pkg/configs.py").read_text().replace(
         "class BConfig:\n    pass", 'class BConfig:\n    model_type = "model_b"')
     (tree / "pkg/configs.py").write_text(configs)
-    assert _confidence(lint(tree))[("Wrapper", "hook_b")] == "medium"
+    assert _confidence(lint(tree))[("Wrapper", "hook_b")] in LIVE
 
 
 CLASS_ATTR_MODEL = '''
@@ -422,7 +426,7 @@ def test_class_attribute_called_from_elsewhere_keeps_the_pairing(tmp_path):
 def build_any(holder, config):
     return holder.model_cls(config)
 ''')
-    assert _confidence(lint(tree))[("Wrapper", "hook_b")] == "medium"
+    assert _confidence(lint(tree))[("Wrapper", "hook_b")] in LIVE
 
 
 def test_class_attribute_overridden_by_a_subclass_is_not_its_construction(tmp_path):
@@ -488,7 +492,7 @@ NAME = "free_function"
 ], ids=["passed", "passed-through-its-module", "fetched-by-name", "stored-in-a-table"])
 def test_function_used_as_a_value_keeps_the_pairing(tmp_path, a_body, a_imports, shared_extra):
     tree = _free_function_tree(tmp_path, a_body, a_imports, shared_extra)
-    assert _confidence(lint(tree))[("Wrapper", "hook_free")] == "medium"
+    assert _confidence(lint(tree))[("Wrapper", "hook_free")] in LIVE
 
 
 BUILDER_SETUP = '''
@@ -588,20 +592,20 @@ def test_class_built_only_by_another_models_code_is_ruled_out(tmp_path):
 
 def test_class_handed_to_a_function_keeps_the_pairing(tmp_path):
     """`build_layer(SharedLayer, config)` builds it inside a function, which may keep it anywhere."""
-    assert _hook_b(_layer_tree(tmp_path, "return build_layer(SharedLayer, self.config)")) == "medium"
+    assert _hook_b(_layer_tree(tmp_path, "return build_layer(SharedLayer, self.config)")) in LIVE
 
 
 def test_class_called_out_of_a_table_keeps_the_pairing(tmp_path):
     tree = _layer_tree(tmp_path, "LAYERS[0](self.config)", a_head="LAYERS = [SharedLayer]\n")
-    assert _hook_b(tree) == "medium"
+    assert _hook_b(tree) in LIVE
     table = _layer_tree(tmp_path / "t", 'return 0', a_head='LAYERS = {"x": SharedLayer}\n')
-    assert _hook_b(table) == "medium"  # a dict's values: not followed, whoever reads it
+    assert _hook_b(table) in LIVE  # a dict's values: not followed, whoever reads it
 
 
 def test_class_handed_to_a_constructor_comes_from_where_that_class_is_built(tmp_path):
     """`Holder(config, part_cls=SharedLayer)` builds it as a part of Holder: from A's code, live;
     from B's code only, B's."""
-    assert _hook_b(_layer_tree(tmp_path, "return Holder(self.config, part_cls=SharedLayer)")) == "medium"
+    assert _hook_b(_layer_tree(tmp_path, "return Holder(self.config, part_cls=SharedLayer)")) in LIVE
     b_only = _layer_tree(tmp_path / "b", "return 0", b_body="return Holder(self.config, part_cls=SharedLayer)")
     assert _hook_b(b_only) == "low"
 
@@ -613,7 +617,7 @@ class SharedHolder(Holder):
     def __init__(self, config):
         super().__init__(config, part_cls=SharedLayer)
 '''
-    assert _hook_b(_layer_tree(tmp_path, "return SharedHolder(self.config)", layer_extra=extra)) == "medium"
+    assert _hook_b(_layer_tree(tmp_path, "return SharedHolder(self.config)", layer_extra=extra)) in LIVE
     b_only = _layer_tree(tmp_path / "b", "return 0", layer_extra=extra, b_body="return SharedHolder(self.config)")
     assert _hook_b(b_only) == "low"
 
@@ -624,7 +628,7 @@ def test_class_default_of_a_parameter_is_built_where_that_function_runs(tmp_path
 def build_default(config, cls=SharedLayer):
     return cls(config)
 '''
-    assert _hook_b(_layer_tree(tmp_path, "return build_default(self.config)", layer_extra=extra)) == "medium"
+    assert _hook_b(_layer_tree(tmp_path, "return build_default(self.config)", layer_extra=extra)) in LIVE
     b_only = _layer_tree(tmp_path / "b", "return 0", layer_extra=extra, b_body="return build_default(self.config)")
     assert _hook_b(b_only) == "low"
 
@@ -635,7 +639,7 @@ def test_class_default_named_through_its_module_keeps_the_pairing(tmp_path):
     tree = _layer_tree(tmp_path, "return build_default(self.config)", a_head="from pkg.factory import build_default\n")
     (tree / "pkg/factory.py").write_text(
         "from pkg import layer\n\n\ndef build_default(config, cls=layer.SharedLayer):\n    return cls(config)\n")
-    assert _hook_b(tree) == "medium"
+    assert _hook_b(tree) in LIVE
 
 
 def test_module_collection_used_only_in_type_tests_hands_nothing_on(tmp_path):
@@ -645,7 +649,7 @@ def test_module_collection_used_only_in_type_tests_hands_nothing_on(tmp_path):
     assert _hook_b(tested) == "low"
     called = _layer_tree(tmp_path / "c", "return [c(self.config) for c in POOLS]",
                          a_head="POOLS = (SharedLayer, Holder)\n")
-    assert _hook_b(called) == "medium"
+    assert _hook_b(called) in LIVE
     extended = _layer_tree(tmp_path / "e", "return [c(self.config) for c in ALL_POOLS]",
                            a_head="POOLS = (SharedLayer,)\nALL_POOLS = POOLS + (Holder,)\n")
-    assert _hook_b(extended) == "medium"
+    assert _hook_b(extended) in LIVE

@@ -182,8 +182,20 @@ class Resolver:
                 steps.extend(r.steps)
             return Resolution(frozenset(out), shortened(steps, 6))
         if (tref := annotation_of(ref)) is not None:
-            return Resolution(self.annotation(tref, scope.module))
+            return self._declared(tref, scope, "a value")
         return NOTHING
+
+    def _declared(self, tref: tuple, scope: Scope, what: str) -> Resolution:
+        """A binding's or a cast's declared type (`x: T = ...`, `cast(T, x)`): its classes, with a
+        link that says they are declared, not built."""
+        types = self.annotation(tref, scope.module)
+        if not types:
+            return NOTHING
+        fn = scope.fn
+        where = f" in `{fn.name}`" if fn is not None and fn.name != "<module>" else " at module level"
+        return Resolution(types, (Evidence(self._path(scope.module), fn.line if fn is not None else 0,
+                                           f"{what} is declared `{self.annotation_text(tref)}`{where}",
+                                           declared=True),))
 
     def _name(self, name: str, scope: Scope, depth: int, visiting: frozenset) -> Resolution:
         fn = scope.fn
@@ -206,7 +218,9 @@ class Resolver:
                     return NOTHING
                 out, steps, via = set(), [], "index"
                 for value in fn.locals[name]:
-                    r = self.resolve(value, scope, depth + 1, visiting | {key})
+                    tref = annotation_of(value)
+                    r = self._declared(tref, scope, f"`{name}`") if tref is not None else \
+                        self.resolve(value, scope, depth + 1, visiting | {key})
                     out |= r.types
                     steps.extend(r.steps)
                     via = r.via if r.via != "index" else via
@@ -233,7 +247,9 @@ class Resolver:
         scope = Scope(module, None, summary.toplevel)
         out, steps = set(), []
         for value in summary.globals.get(name, ()):
-            r = self.resolve(value, scope, depth + 1, visiting)
+            tref = annotation_of(value)
+            r = self._declared(tref, scope, f"`{name}`") if tref is not None else \
+                self.resolve(value, scope, depth + 1, visiting)
             out |= r.types
             steps.extend(r.steps)
         res = Resolution(frozenset(out), shortened(steps, 6))
