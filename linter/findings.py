@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import typing
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 
 def short(qual: str) -> str:
@@ -40,10 +40,20 @@ class Evidence:
 
 
 def shortened(links, n: int) -> tuple[Evidence, ...]:
-    """The first `n` links of a chain, and every declared one after them: a chain cut short for the
-    report still says where it leaned on a declared type (signals/built_chain.py reads that)."""
-    links = tuple(links)
-    return links[:n] + tuple(e for e in links[n:] if e.declared)
+    """The first `n` links of a chain, then every declared link after them as a supporting one: a
+    chain cut short for the report still carries where it leaned on a declared type
+    (signals/built_chain.py reads that). A supporting declared link (a binding's annotation, which
+    the chain shows only with --verbose) never takes a place among the `n`."""
+    window: list[Evidence] = []
+    rest: list[Evidence] = []
+    for e in links:
+        if e.declared and e.supporting:
+            rest.append(e)
+        elif len(window) < n:
+            window.append(e)
+        elif e.declared:
+            rest.append(replace(e, supporting=True))
+    return (*window, *rest)
 
 
 @dataclass(frozen=True)

@@ -180,12 +180,14 @@ def test_evidence_is_the_chain_and_the_rest_with_verbose():
         "serving/backends/hybrid_linear_attn_backend.py:13", "serving/backends/hybrid_linear_attn_backend.py:13",
         "serving/backends/flashinfer_mla_backend.py:39", "serving/backends/trtllm_mla_backend.py:19"]
     assert "`self.full_attn_backend` holds" in chain[5]  # the single attribute, not the list holding all
-    assert "(9 supporting lines: --verbose shows them)" in out
+    # The supporting links include the module global's declared type (`_forward_context: ForwardContext`).
+    assert "(10 supporting lines: --verbose shows them)" in out
     everything = _evidence_lines(attn_lint(AL001, "--no-cache", "-v").stdout)
-    assert len(everything) == 17 and len(set(everything)) == 17 and set(chain) < set(everything)
+    assert len(everything) == 18 and len(set(everything)) == 18 and set(chain) < set(everything)
+    assert any("`_forward_context` is declared `ForwardContext` at module level" in line for line in everything)
     doc = json.loads(attn_lint(AL001, "--no-cache", "--format", "json").stdout)
     flags = [e["supporting"] for e in doc["findings"][0]["evidence"]]
-    assert len(flags) == 17 and flags.count(False) == 8  # JSON keeps every link, marked
+    assert len(flags) == 18 and flags.count(False) == 8  # JSON keeps every link, marked
     github = attn_lint(AL001, "--no-cache", "--format", "github").stdout
     assert "sarvam_moe.py" not in github and "sarvam_moe.py" in attn_lint(
         AL001, "--no-cache", "--format", "github", "--verbose").stdout

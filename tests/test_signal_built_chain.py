@@ -109,24 +109,17 @@ def test_renamed_the_same(tmp_path):
 
 
 def test_a_chain_cut_short_keeps_its_declared_links():
-    """Reports show a chain's first links; a declared link past the cut is kept, so that a finding
-    never looks built because the link that was only a declared type was left out of sight."""
+    """Reports show a chain's first links; a declared link past the cut is kept (as a supporting
+    link, shown with --verbose), so that a finding never looks built because the link that was only
+    a declared type was left out of sight; a binding's declared type never takes a shown place."""
+    from dataclasses import replace
+
     from attn_lint.linter.findings import Evidence, shortened
 
     built = [Evidence("a.py", i, f"step {i}") for i in range(5)]
     declared = Evidence("b.py", 9, "`x` is a parameter annotated `Base`", declared=True)
-    chain = [*built[:3], declared, *built[3:]]
-    assert shortened(chain, 2) == (built[0], built[1], declared)
-    assert shortened(chain, 4) == tuple(chain[:4])
+    binding = Evidence("c.py", 1, "`y` is declared `Base` at module level", supporting=True, declared=True)
+    chain = [binding, *built[:3], declared, *built[3:]]
+    assert shortened(chain, 2) == (built[0], built[1], binding, replace(declared, supporting=True))
+    assert shortened(chain, 4) == (*built[:3], declared, binding)
     assert shortened(built, 3) == tuple(built[:3])
-
-
-def test_a_declared_binding_is_a_declared_link(tmp_path):
-    """`backend: Backend = make_backend()` says what the name may hold, as an annotation does
-    anywhere: the chain leans on it, the finding stays `medium`."""
-    runner = BUILT.replace("        self.backend = make_backend()",
-                           "        held: Backend = make_backend()\n        self.backend = held").replace(
-        "import HybridBackend", "import Backend, HybridBackend")
-    f = _al001(tmp_path, runner)
-    assert f.confidence == "medium"
-    assert "`held` is declared `Backend` in `__init__`" in [e.note for e in f.evidence if e.declared]

@@ -195,7 +195,7 @@ class Resolver:
         where = f" in `{fn.name}`" if fn is not None and fn.name != "<module>" else " at module level"
         return Resolution(types, (Evidence(self._path(scope.module), fn.line if fn is not None else 0,
                                            f"{what} is declared `{self.annotation_text(tref)}`{where}",
-                                           declared=True),))
+                                           supporting=True, declared=True),))
 
     def _name(self, name: str, scope: Scope, depth: int, visiting: frozenset) -> Resolution:
         fn = scope.fn
