@@ -103,7 +103,8 @@ class Finding:
         return {"code": self.code, "name": self.name, "severity": self.severity, "path": self.path,
                 "line": self.line, "column": self.column, "message": self.message, "member": self.member,
                 "targets": list(self.targets),
-                "evidence": [{"path": e.path, "line": e.line, "note": e.note, "supporting": e.supporting}
+                "evidence": [{"path": e.path, "line": e.line, "note": e.note, "supporting": e.supporting,
+                              "declared": e.declared}
                              for e in self.evidence],
                 "details": dict(self.details), "identity": dict(self.details).get("identity"),
                 "class": self.class_name, "confidence": self.confidence,

@@ -99,7 +99,7 @@ def test_json_is_exactly_one_document(fixture, codes):
         assert isinstance(f["line"], int) and isinstance(f["column"], int) and f["line"] >= 1 and f["column"] >= 1
         assert f["class"].endswith(".HybridLinearAttnBackend")
         assert isinstance(f["targets"], list) and f["targets"]
-        assert f["evidence"] and all(set(e) == {"path", "line", "note", "supporting"} for e in f["evidence"])
+        assert f["evidence"] and all(set(e) == {"path", "line", "note", "supporting", "declared"} for e in f["evidence"])
         assert all((REPO / e["path"]).is_file() for e in f["evidence"])
 
 

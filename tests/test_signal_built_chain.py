@@ -80,6 +80,9 @@ def test_one_declared_link_leaves_it_medium(tmp_path):
     f = _al001(tmp_path, DECLARED)
     assert f.confidence == "medium"
     assert [e.note for e in f.evidence if e.declared] == ["`backend` is a parameter annotated `Backend`"]
+    # JSON marks it, so a consumer sees why the finding is not `high`.
+    assert [e["note"] for e in f.to_json()["evidence"] if e["declared"]] == \
+        ["`backend` is a parameter annotated `Backend`"]
 
 
 def test_a_declared_delegate_its_builders_are_followed_for_is_built(tmp_path):
