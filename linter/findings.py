@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import typing
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 
 
 def short(qual: str) -> str:
@@ -19,10 +19,10 @@ def unlabelled(name: str) -> str:
     return name.rpartition(":")[2]
 
 
-
 # How sure a claim is, in rising order (linter/model/confidence.py assesses it): `low` is latent drift.
 LOW, MEDIUM, HIGH = "low", "medium", "high"
 LEVELS = (LOW, MEDIUM, HIGH)
+
 
 @dataclass(frozen=True)
 class Evidence:
@@ -34,8 +34,8 @@ class Evidence:
     line: int
     note: str
     supporting: bool = False
-    # The link is a declared type (a parameter's, an attribute's or a return's annotation) standing
-    # in for what the code puts there: any subclass fits it (signals/built_chain.py reads it).
+    # The link is a declared type standing in for what the code puts there (an annotation, a cast,
+    # an `isinstance` test): any subclass fits it (signals/built_chain.py reads it).
     declared: bool = False
 
 
@@ -52,8 +52,21 @@ def shortened(links, n: int) -> tuple[Evidence, ...]:
         elif len(window) < n:
             window.append(e)
         elif e.declared:
-            rest.append(replace(e, supporting=True))
+            rest.append(dataclasses.replace(e, supporting=True))
     return (*window, *rest)
+
+
+def superseded(links) -> tuple[Evidence, ...]:
+    """A chain whose answer a later, fuller one replaced (every construction, every assignment
+    followed): its declared links no longer stand in for what the code puts there."""
+    return tuple(dataclasses.replace(e, declared=False) if e.declared else e for e in links)
+
+
+def tail(links, k: int) -> tuple[Evidence, ...]:
+    """The last `k` links of a chain, after every declared link before them (as supporting ones):
+    `shortened` for a report that shows a chain's end."""
+    links = tuple(links)
+    return (*(dataclasses.replace(e, supporting=True) for e in links[:-k] if e.declared), *links[-k:])
 
 
 @dataclass(frozen=True)
@@ -106,7 +119,7 @@ class Finding:
                 "evidence": [{"path": e.path, "line": e.line, "note": e.note, "supporting": e.supporting,
                               "declared": e.declared}
                              for e in self.evidence],
-                "details": dict(self.details), "identity": dict(self.details).get("identity"),
+                "details": dict(self.details), "identity": RunFacts.of(self).identity,
                 "class": self.class_name, "confidence": self.confidence,
                 "confidence_reasons": [r.to_json() for r in self.confidence_reasons]}
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ..linter.findings import Evidence, Facts, Finding, shortened
+from ..linter.findings import Evidence, Facts, Finding, shortened, tail
 from ..linter.model.confidence import Pairing
 from ..linter.model.uses import Use
 from ..linter.refs import is_attr, is_self
@@ -238,7 +238,7 @@ def prefill(backend: Backend, batch):
         holding = delegates_named_in_evidence(ctx, wq, wrapper, member, owners)
         for d in wrapper.delegates:
             last = d.evidence[-1:] if d.attr in holding else ()
-            evidence.extend(replace(e, supporting=True) for e in d.evidence[-2:] if e not in last)
+            evidence.extend(replace(e, supporting=True) for e in tail(d.evidence, 2) if e not in last)
             evidence.extend(last)
         evidence.extend(replace(e, supporting=True) for e in wrapper.forwards[:1])
         for n, owner in enumerate(owners):  # the three the message names prove it; the others support it

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..linter.findings import Evidence, Facts, Finding, shortened
+from ..linter.findings import Evidence, Facts, Finding, shortened, tail
 from ..linter.model.confidence import Pairing
 from ..linter.model.families import Delegate, Wrapper
 from ..linter.model.resolve import Scope
@@ -382,7 +382,8 @@ delegates that may not implement a placeholder hook, only where the configuratio
                                      f"`{be.info.name}` defines it"))
         holding = delegates_named_in_evidence(ctx, wq, wrapper, member, overriders)
         for d in wrapper.delegates:
-            evidence.extend(e if d.attr in holding else replace(e, supporting=True) for e in d.evidence[-1:])
+            evidence.extend(e if d.attr in holding or e.supporting else replace(e, supporting=True)
+                            for e in tail(d.evidence, 1))
         for n, owner in enumerate(overriders):  # the three the message names prove it; the others support it
             oe = index.classes[owner]
             fn = oe.info.methods[member]

@@ -126,3 +126,27 @@ def test_a_chain_cut_short_keeps_its_declared_links():
     assert shortened(chain, 2) == (built[0], built[1], binding, replace(declared, supporting=True))
     assert shortened(chain, 4) == (*built[:3], declared, binding)
     assert shortened(built, 3) == tuple(built[:3])
+
+
+def test_a_receiver_known_by_an_isinstance_test_is_declared(tmp_path):
+    """`if isinstance(b, Backend):` says what kind the object is, not which class the code built
+    there: the chain leans on it, the finding stays `medium`."""
+    runner = '''
+from serving.backends import Backend, HybridBackend
+
+def make_backend():
+    return HybridBackend()
+
+class Holder:
+    def __init__(self):
+        self.backend = make_backend()
+
+def step(holder, batch):
+    b = getattr(holder, "backend", None)
+    if isinstance(b, Backend):
+        if hasattr(b, "plan_chunks"):
+            b.plan_chunks(batch)
+'''
+    f = _al001(tmp_path, runner)
+    assert f.confidence == "medium"
+    assert [e.note for e in f.evidence if e.declared] == ["`b` is tested `isinstance(..., Backend)` where it is used"]

@@ -190,8 +190,9 @@ class Context:
             classes = frozenset(q for r in quals for q in class_values(r.types))
             if classes and all(r.types for r in quals):
                 shown = ", ".join(sorted(c.rsplit(".", 1)[-1] for c in classes))
+                # The test says what kind the object is, not which class the code built there.
                 out = Resolution(classes, (Evidence(site.path, at, f"`{name}` is tested `isinstance(..., {shown})` "
-                                                                   f"where it is used"),))
+                                                                   f"where it is used", declared=True),))
         self._memo[key] = out
         return out
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from ..findings import Evidence, shortened
+from ..findings import Evidence, shortened, superseded
 from ..perfile.summary import KEYWORD_ONLY, VAR_KEYWORD, VAR_POSITIONAL, FunctionInfo, member_target
 from ..refs import (
     base_of,
@@ -400,7 +400,7 @@ class FamilyModel:
         how = "exactly " if exact == types else ""
         delegate.types = types
         delegate.exact = exact
-        delegate.evidence = delegate.evidence + shortened(steps, 3) + (Evidence(
+        delegate.evidence = superseded(delegate.evidence) + shortened(steps, 3) + (Evidence(
             entry.file.display, entry.info.line,
             f"`self.{delegate.attr}` holds {how}{shown} (every assignment of it followed to what its "
             f"builders pass)"),)
@@ -455,7 +455,7 @@ class FamilyModel:
             return
         if types and types != set(delegate.types):
             delegate.types = frozenset(types)
-            delegate.evidence = delegate.evidence + tuple(e for _, e in evidence[:3]) + (Evidence(
+            delegate.evidence = superseded(delegate.evidence) + tuple(e for _, e in evidence[:3]) + (Evidence(
                 self.index.classes[qual].file.display, self.index.classes[qual].info.line,
                 f"every construction of `{short}` in the tree is seen: `self.{delegate.attr}` holds "
                 f"{', '.join(sorted(describe_type(t) for t in types))}"),)
@@ -614,14 +614,18 @@ class FamilyModel:
             types = res.types or self.resolver.annotation(ann, entry.module)
             if not types:
                 return None
+            # What the assignment's annotation, or the attribute's declaration, says in place of
+            # what the value is: a declared link.
+            declared = not res.types
             for t in types:
                 narrower = {d for d in bound if isinstance(t, str) and isinstance(d, str) and d != t
                             and t in self.index.mro(d)}
                 out |= narrower or {t}
+                declared = declared or bool(narrower)
             steps.extend(res.steps)
             shown = ", ".join(sorted(describe_type(t) for t in types))
             steps.append(Evidence(entry.file.display, line, f"`{entry.info.name}.{method.name}` assigns "
-                                                            f"`self.{attr}` ({shown})"))
+                                                            f"`self.{attr}` ({shown})", declared=declared))
         return Resolution(frozenset(out), shortened(steps, 8))
 
     def forwarded_to(self, qual: str, attr: str) -> dict[str, Evidence]:
