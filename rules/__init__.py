@@ -7,7 +7,7 @@ import importlib
 import pkgutil
 import re
 
-from .base import Example, Reach, Rule, RuntimeCheck
+from .base import Example, Reach, Rule, RuntimeCheck, SuppressionRule
 
 _MODULE = re.compile(r"al\d{3}_\w+")
 
@@ -19,7 +19,7 @@ def _discover() -> tuple[Rule, ...]:
             continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         classes = [c for c in vars(module).values()
-                   if isinstance(c, type) and issubclass(c, Rule) and c is not Rule and c.__module__ == module.__name__]
+                   if isinstance(c, type) and issubclass(c, Rule) and c.__module__ == module.__name__]
         if len(classes) != 1:
             raise ImportError(f"rules/{info.name}.py must define exactly one Rule subclass, not {len(classes)}")
         found.append(classes[0]())
@@ -32,5 +32,10 @@ def _discover() -> tuple[Rule, ...]:
 
 ALL_RULES: tuple[Rule, ...] = _discover()
 RULES_BY_CODE = {r.code: r for r in ALL_RULES}
+# The rules the engine runs over the tree model; the others read what the run's findings left
+# (base.Rule.phase).
+TREE_RULES: tuple[Rule, ...] = tuple(r for r in ALL_RULES if r.phase == "tree")
+SUPPRESSION_RULES: tuple[SuppressionRule, ...] = tuple(r for r in ALL_RULES if isinstance(r, SuppressionRule))
 
-__all__ = ["ALL_RULES", "RULES_BY_CODE", "Example", "Reach", "Rule", "RuntimeCheck"]
+__all__ = ["ALL_RULES", "RULES_BY_CODE", "SUPPRESSION_RULES", "TREE_RULES", "Example", "Reach", "Rule",
+           "RuntimeCheck", "SuppressionRule"]

@@ -11,6 +11,7 @@ from ..linter.model.uses import Use
 from ..linter.refs import is_attr, is_self
 
 if TYPE_CHECKING:  # the rules' modules load without the tree passes (the warm path needs only their codes)
+    from ..linter.files.suppress import StaleSuppression
     from ..linter.model.confidence import Pairing, Signal
     from ..linter.model.context import Context
 
@@ -62,6 +63,16 @@ class Rule:
 
     def check(self, ctx: Context) -> Iterable[Finding]:  # pragma: no cover - every rule overrides
         raise NotImplementedError
+
+    # When the rule runs. "tree": `check(ctx)` over the tree model, in the engine, and its findings
+    # are assessed (a confidence). "suppressions": `check_suppressions` over the suppression
+    # comments that silenced nothing, once every tree rule's findings met them (a comment is
+    # unused only against those), in the CLI; such a finding is no claim of drift and has no
+    # confidence to gate on (SuppressionRule).
+    phase: ClassVar[str] = "tree"
+    # Selected only where asked for by name: by a selector that covers it and no rule that is not
+    # opt-in (`AL9`, `AL900`; not `ALL` or `AL`), or by the option that turns it on.
+    opt_in: ClassVar[bool] = False
 
     # Which sites the rule reads: "probe" (`hasattr` / `getattr(..., default)`), "call" (`x.m(...)`).
     site_kinds: ClassVar[tuple[str, ...]] = ("probe", "call")
@@ -133,6 +144,21 @@ class Rule:
             raise TypeError(f"{self.code} declares {self.facts.__name__}, not {type(facts).__name__}")
         return Finding(self.code, self.name, self.severity, path, line, column, message, class_name, member,
                        tuple(targets), tuple(_dedupe(evidence)), facts.pairs() if facts is not None else ())
+
+
+class SuppressionRule(Rule):
+    """A rule about the suppression comments themselves (phase "suppressions"): it reads the
+    comments that silenced nothing (linter/files/suppress.py's StaleSuppression records) after the
+    tree rules' findings were matched against them, and has nothing to find in the tree model."""
+
+    phase = "suppressions"
+    opt_in = True
+
+    def check(self, ctx: Context) -> Iterable[Finding]:
+        return ()
+
+    def check_suppressions(self, stale: Iterable[StaleSuppression]) -> Iterable[Finding]:  # pragma: no cover
+        raise NotImplementedError
 
 
 def _dedupe(evidence: Iterable[Evidence]) -> list[Evidence]:

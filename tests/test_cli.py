@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from conftest import FIXTURES, REPO, run_in_pty
 
 from attn_lint.linter.app import cli as cli_module
-from attn_lint.rules import ALL_RULES, RULES_BY_CODE
+from attn_lint.rules import RULES_BY_CODE, TREE_RULES
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 FINDING_KEYS = {"code", "name", "severity", "path", "line", "column", "message", "class", "member", "targets",
@@ -236,8 +236,8 @@ def test_progress_with_counts_on_a_terminal_and_nothing_when_piped(tmp_path):
     env = dict.fromkeys(("CI",), "")  # CI turns the display off; the tests may run under it
     shown = _run_in_pty([tree, "--no-cache", "-j", "1"], env, stream="stderr")
     assert "parsing 30 of 30 files" in shown, shown
-    from attn_lint.rules import ALL_RULES
-    assert f"checking AL001 (rule 1 of {len(ALL_RULES)})" in shown, shown
+    from attn_lint.rules import TREE_RULES
+    assert f"checking AL001 (rule 1 of {len(TREE_RULES)})" in shown, shown
     proc = attn_lint(tree, "--no-cache", "-j", "1", env={"CI": ""})
     assert proc.returncode == 0 and proc.stderr == ""
 
@@ -250,9 +250,9 @@ def test_the_engine_reports_progress_and_prints_nothing(tmp_path, capsys):
     analyse([str(tmp_path)], Settings(cache_dir=None, jobs=1), progress=lambda *a: calls.append(a))
     assert calls[0] == ("discover", 0, 0)
     assert [c for c in calls if c[0] == "parse"] == [("parse", n, 5) for n in range(6)]
-    from attn_lint.rules import ALL_RULES
+    from attn_lint.rules import TREE_RULES
     assert ("index", 0, 5) in calls and [c for c in calls if c[0].startswith("AL")] == [
-        (r.code, n, len(ALL_RULES)) for n, r in enumerate(ALL_RULES)]
+        (r.code, n, len(TREE_RULES)) for n, r in enumerate(TREE_RULES)]
     assert capsys.readouterr() == ("", "")
 
 
@@ -262,7 +262,7 @@ def test_the_engine_reports_progress_and_prints_nothing(tmp_path, capsys):
 def broken_rule(monkeypatch):
     def boom(self, ctx):
         raise RuntimeError("rule exploded")
-    monkeypatch.setattr(type(ALL_RULES[0]), "check", boom)
+    monkeypatch.setattr(type(TREE_RULES[0]), "check", boom)
 
 
 def test_internal_error_is_one_line_without_traceback(broken_rule):

@@ -21,7 +21,7 @@ from attn_lint.linter import signals
 from attn_lint.linter.findings import Reason
 from attn_lint.linter.model.confidence import Signal
 from attn_lint.linter.signals import active_signals
-from attn_lint.rules import ALL_RULES
+from attn_lint.rules import TREE_RULES
 
 # A wrapper whose delegate is built (through a registry) from one implementation only, while another
 # defines the hook the model probes; a second wrapper is built from the implementation that has it.
@@ -179,7 +179,7 @@ def _trees(tmp: Path) -> list[tuple[str, Path]]:
     trees = [(f"fixtures/{p.name}", p) for p in sorted(FIXTURES.iterdir()) if p.is_dir()]
     for name, files in (("delegate-origin", DELEGATE_ORIGIN), ("model-and-platform", MODEL_AND_PLATFORM)):
         trees.append((name, write_tree(tmp / name, files)))
-    for rule in ALL_RULES:
+    for rule in TREE_RULES:
         for i, example in enumerate(rule.INVALID + rule.VALID):
             trees.append((f"{rule.code}-example-{i}", write_tree(tmp / f"{rule.code}-{i}", example.files)))
     return trees

@@ -12,7 +12,7 @@ from conftest import FIXTURES, write_tree
 
 from attn_lint.linter.app.engine import Settings, analyse
 from attn_lint.linter.findings import Facts, Finding, RunFacts
-from attn_lint.rules import ALL_RULES, RULES_BY_CODE
+from attn_lint.rules import RULES_BY_CODE, TREE_RULES
 
 
 def _round_trip(f: Finding) -> tuple:
@@ -22,7 +22,7 @@ def _round_trip(f: Finding) -> tuple:
 
 def _findings(tmp_path) -> list[Finding]:
     out = list(analyse([str(FIXTURES)], Settings(cache_dir=None, jobs=1)).findings)
-    for i, rule in enumerate(ALL_RULES):
+    for i, rule in enumerate(TREE_RULES):
         for j, example in enumerate(rule.INVALID):
             out += analyse([str(write_tree(tmp_path / f"{i}-{j}", example.files))],
                            Settings(cache_dir=None, jobs=1)).findings
@@ -31,13 +31,13 @@ def _findings(tmp_path) -> list[Finding]:
 
 def test_every_finding_carries_only_its_records(tmp_path):
     findings = _findings(tmp_path)
-    assert {f.code for f in findings} == {r.code for r in ALL_RULES}
+    assert {f.code for f in findings} == {r.code for r in TREE_RULES}
     assert all(f.details for f in findings)
     assert [(f.code, f.class_name, f.member, f.details) for f in findings if _round_trip(f) != f.details] == []
 
 
 def test_every_rule_declares_its_record():
-    for rule in ALL_RULES:
+    for rule in TREE_RULES:
         assert issubclass(rule.facts, Facts) and rule.facts.__dataclass_params__.frozen, rule.code
         assert rule.facts.__dataclass_fields__, f"{rule.code} passes facts on without declaring them"
 
@@ -85,7 +85,7 @@ def test_every_runtime_check_has_its_replay():
     never by a function's name; a rule that says it is checked has one, and only such rules do."""
     from attn_lint.runtime_check import scenarios
 
-    checked = {type(r) for r in ALL_RULES if r.runtime_check is not None}
+    checked = {type(r) for r in TREE_RULES if r.runtime_check is not None}
     assert checked and set(scenarios.REPLAYS) == checked
     with pytest.raises(ValueError):
         scenarios.replays(next(iter(checked)))(lambda f, ctx, loader: None)

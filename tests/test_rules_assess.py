@@ -9,7 +9,7 @@ import pytest
 from conftest import FIXTURES, write_tree
 
 from attn_lint.linter.app.engine import Settings, analyse
-from attn_lint.rules import ALL_RULES
+from attn_lint.rules import TREE_RULES
 from attn_lint.rules.base import Rule
 
 
@@ -37,7 +37,7 @@ def watched(monkeypatch):
                 yield f
         return check
 
-    for rule in ALL_RULES:
+    for rule in TREE_RULES:
         monkeypatch.setattr(rule, "check", watching(rule))
     return returned, seen
 
@@ -48,7 +48,7 @@ def _unassessed(returned, seen):
 
 def test_every_invalid_example_finding_is_assessed(watched, tmp_path):
     returned, seen = watched
-    for i, rule in enumerate(ALL_RULES):
+    for i, rule in enumerate(TREE_RULES):
         for j, example in enumerate(rule.INVALID):
             analyse([str(write_tree(tmp_path / f"{i}-{j}", example.files))], Settings(cache_dir=None, jobs=1))
     assert seen, "the rules reported nothing: the check would pass vacuously"
@@ -58,14 +58,14 @@ def test_every_invalid_example_finding_is_assessed(watched, tmp_path):
 def test_every_fixture_finding_is_assessed(watched):
     returned, seen = watched
     analyse([str(FIXTURES)], Settings(cache_dir=None, jobs=1))
-    assert {code for code, _ in seen} == {r.code for r in ALL_RULES}
+    assert {code for code, _ in seen} == {r.code for r in TREE_RULES}
     assert _unassessed(returned, seen) == []
 
 
 def test_a_finding_yielded_without_assessment_is_caught(watched, monkeypatch, tmp_path):
     """The check itself: a rule that skips `assessed` is seen."""
     returned, seen = watched
-    rule = ALL_RULES[0]
+    rule = TREE_RULES[0]
     real = Rule.assessed
     monkeypatch.setattr(Rule, "assessed", lambda self, ctx, finding, pairings: finding)
     analyse([str(write_tree(tmp_path, rule.INVALID[0].files))], Settings(cache_dir=None, jobs=1))

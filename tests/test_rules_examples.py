@@ -8,11 +8,11 @@ import pytest
 from conftest import lint, pairs, write_tree
 
 from attn_lint.linter.app.engine import Settings, analyse
-from attn_lint.rules import ALL_RULES, RULES_BY_CODE, Example, Reach
+from attn_lint.rules import ALL_RULES, RULES_BY_CODE, SUPPRESSION_RULES, TREE_RULES, Example, Reach
 
 
-def _cases(kind: str):
-    for rule in ALL_RULES:
+def _cases(kind: str, rules=TREE_RULES):
+    for rule in rules:
         for i, example in enumerate(getattr(rule, kind)):
             yield pytest.param(rule, example, id=f"{rule.code}-{kind.lower()}-{i}")
 
@@ -114,13 +114,52 @@ def test_ignoring_the_rule_silences_its_example(rule, example: Example, tmp_path
     assert [f for f in result.findings if f.code == rule.code] == []
 
 
+def _report(root, *args) -> list[dict]:
+    """The findings of `attn-lint --format json ARGS root` (no cache, no server): the command
+    line's report, where the suppression rules run (after the tree rules' findings met the
+    comments)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from attn_lint.linter.app.cli import main
+    r = CliRunner().invoke(main, ["--format", "json", "--no-cache", "--no-server", *args, str(root)])
+    assert r.exit_code in (0, 1), r.output
+    return json.loads(r.stdout)["findings"]
+
+
+@pytest.mark.parametrize("rule, example", list(_cases("INVALID", SUPPRESSION_RULES)))
+def test_suppression_rule_invalid_example(rule, example: Example, tmp_path):
+    """A suppression rule reports its INVALID example when it is selected, as its examples say,
+    and nothing when it is not asked for (it is opt-in)."""
+    root = write_tree(tmp_path, _as_package(example.files))
+    got = [f for f in _report(root, "--select", rule.code) if f["code"] == rule.code]
+    assert sorted((f["class"].rsplit(".", 1)[-1], f["member"]) for f in got) == sorted(example.expect)
+    assert all(f["evidence"] and f["line"] >= 1 and f["column"] >= 1 for f in got)
+    assert not [f for f in _report(root) if f["code"] == rule.code]
+
+
+@pytest.mark.parametrize("rule, example", list(_cases("VALID", SUPPRESSION_RULES)))
+def test_suppression_rule_valid_example(rule, example: Example, tmp_path):
+    """A VALID example holds a suppression that silences a tree rule's finding: the suppression
+    rule has nothing to say, and without the comment that finding is reported (the example
+    passes for the right reason)."""
+    root = write_tree(tmp_path / "with", _as_package(example.files))
+    assert [f for f in _report(root, "--select", rule.code) if f["code"] == rule.code] == []
+    bare = {p: "\n".join(line.split("  # ", 1)[0] for line in text.split("\n")) for p, text in example.files.items()}
+    assert bare != example.files
+    assert [f for f in _report(write_tree(tmp_path / "without", _as_package(bare))) if f["code"] != rule.code]
+
+
 def test_rule_registry():
     codes = [r.code for r in ALL_RULES]
     assert codes == sorted(codes) and len(set(codes)) == len(codes)
     assert set(RULES_BY_CODE) == set(codes)
     names = [r.name for r in ALL_RULES]
     assert len(set(names)) == len(names)
-    assert {"AL001", "AL002", "AL003"} <= set(codes)
+    assert {"AL001", "AL002", "AL003", "AL900"} <= set(codes)
+    assert [r.code for r in TREE_RULES] + [r.code for r in SUPPRESSION_RULES] == codes
+    assert RULES_BY_CODE["AL900"].opt_in and RULES_BY_CODE["AL900"].phase == "suppressions"
     assert RULES_BY_CODE["AL001"].name == "unforwarded-hook"
     assert RULES_BY_CODE["AL002"].name == "delegation-signature-mismatch"
     assert RULES_BY_CODE["AL003"].name == "wrapper-inherits-noop-default"
@@ -135,3 +174,5 @@ def test_rule_metadata_and_doc(rule):
     for section in ("## What it finds", "## Why it is bad", "## Example", "## How to fix"):
         assert section in rule.doc, f"{rule.code} doc lacks {section!r}"
     assert rule.VALID and rule.INVALID, "every rule ships valid and invalid examples"
+    if rule.phase == "tree":
+        assert all(e.reaches is not None for e in rule.VALID)

@@ -94,7 +94,7 @@ class RunOptions:
 
     report_unused: bool = False
     ignore_file_errors: bool = False  # files that cannot be analysed leave the exit status alone
-    only_unused: bool = False  # `--select AL900` alone: report the unused suppressions only
+    only_unused: bool = False  # `--select AL900` alone: report the suppression rules' findings only
     baseline: str | None = None
     write_baseline: str | None = None
     changed_files: tuple[str, ...] | None = None  # pre-commit mode: report only findings touching these
@@ -235,7 +235,7 @@ def check(**params):
     for note in resolved.notes if not opts.quiet else ():
         _tell(f"attn-lint: note: {note}")
     # `select` naming AL900 (on the command line or in pyproject.toml) asks for the unused-
-    # suppression report, as --report-unused-suppressions does; `ignore` naming it wins over both.
+    # suppression report, as --report-unused-suppressions does; `ignore` covering it wins over both.
     opts = dataclasses.replace(
         opts, report_unused=resolved.report_unused or (opts.report_unused and not resolved.unused_ignored),
         only_unused=resolved.only_unused)
@@ -423,11 +423,13 @@ def _tell(text: str) -> None:
 
 def failing(findings, fail_on: str) -> list:
     """The findings that make the exit status 1 under `--fail-on`: those at that confidence or above.
-    AL900 (an unused suppression) is no claim of drift and has no confidence to gate: it always counts."""
-    from ..files.suppress import UNUSED_CODE
+    A finding of a rule outside the tree phase (AL900, an unused suppression) is no claim of drift
+    and has no confidence to gate: it always counts."""
+    from ...rules import RULES_BY_CODE
     from ..findings import LEVELS
     floor = LEVELS.index(fail_on)
-    return [f for f in findings if f.code == UNUSED_CODE or LEVELS.index(f.confidence) >= floor]
+    return [f for f in findings if (f.code in RULES_BY_CODE and RULES_BY_CODE[f.code].phase != "tree")
+            or LEVELS.index(f.confidence) >= floor]
 
 
 @dataclasses.dataclass
@@ -730,10 +732,13 @@ def postprocess(result: Result, resolved: Resolved, opts: RunOptions, at_revisio
         findings = [dataclasses.replace(f, severity=resolved.severity[f.code]) if f.code in resolved.severity
                     else f for f in findings]
 
-    from ..files.suppress import UNUSED_CODE, apply_suppressions
+    from ...rules import SUPPRESSION_RULES
+    from ..files.suppress import apply_suppressions
     outcome = apply_suppressions(findings, result.files, report_unused=opts.report_unused,
                                  active_codes=tuple(r.code for r in resolved.settings.rules()))
-    findings = outcome.unused if opts.only_unused else outcome.kept + outcome.unused
+    unused = [f for rule in SUPPRESSION_RULES for f in rule.check_suppressions(outcome.stale)] \
+        if opts.report_unused else []
+    findings = unused if opts.only_unused else outcome.kept + unused
     stats["suppressed"] = len(outcome.suppressed)
 
     if resolved.per_file_ignores:
@@ -796,7 +801,7 @@ def postprocess(result: Result, resolved: Resolved, opts: RunOptions, at_revisio
                               for level in ("high", "medium", "low")}
     by_rule = {r.code: sum(1 for f in findings if f.code == r.code) for r in resolved.settings.rules()}
     if opts.report_unused:
-        by_rule[UNUSED_CODE] = sum(1 for f in findings if f.code == UNUSED_CODE)
+        by_rule.update((r.code, sum(1 for f in findings if f.code == r.code)) for r in SUPPRESSION_RULES)
     stats["by_rule"] = by_rule
     return dataclasses.replace(result, findings=findings, latent=latent, stats=stats, fixed=fixed)
 
@@ -978,10 +983,7 @@ def _show_settings(resolved: Resolved) -> None:
 
 def _all_rule_docs():
     from ...rules import ALL_RULES
-    from ..files.suppress import UNUSED_CODE, UNUSED_DOC, UNUSED_NAME, UNUSED_SUMMARY
-    rows = [(r.code, r.name, r.severity, r.summary, r.doc) for r in ALL_RULES]
-    rows.append((UNUSED_CODE, UNUSED_NAME, "warning", UNUSED_SUMMARY, UNUSED_DOC))
-    return rows
+    return [(r.code, r.name, r.severity, r.summary, r.doc) for r in ALL_RULES]
 
 
 @main.command("rules", context_settings={"help_option_names": ["-h", "--help"]})

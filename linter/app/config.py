@@ -82,18 +82,17 @@ def known_codes() -> tuple[str, ...]:
     return tuple(r.code for r in ALL_RULES)
 
 
-def _selectable_codes() -> tuple[str, ...]:
-    """What `select`/`ignore` accept: the analysis rules and AL900 (unused suppressions), as
-    `attn-lint rules` lists them."""
-    from ..files.suppress import UNUSED_CODE
-    return known_codes() + (UNUSED_CODE,)
+def names_opt_in(code: str) -> bool:
+    """Whether a selector asks for opt-in rules by name (`AL9`, `AL90`, `AL900`): it covers one
+    and no rule that is not opt-in, so `ALL` or `AL`, which cover every analysis rule, do not."""
+    from ...rules import ALL_RULES
+    covered = [r for r in ALL_RULES if r.code.startswith(code)]
+    return bool(covered) and all(r.opt_in for r in covered)
 
 
-def names_unused(code: str) -> bool:
-    """Whether a selector asks for AL900 by name (`AL9`, `AL90`, `AL900`): AL900 is opt-in, so
-    `ALL` or `AL`, which cover every analysis rule, do not turn it on."""
-    from ..files.suppress import UNUSED_CODE
-    return UNUSED_CODE.startswith(code) and not any(r.startswith(code) for r in known_codes())
+def _suppression_codes() -> tuple[str, ...]:
+    from ...rules import SUPPRESSION_RULES
+    return tuple(r.code for r in SUPPRESSION_RULES)
 
 
 def parse_codes(values, key: str, where: str, allow_all: bool = True) -> tuple[str, ...]:
@@ -103,7 +102,7 @@ def parse_codes(values, key: str, where: str, allow_all: bool = True) -> tuple[s
         values = [values]
     if not isinstance(values, (list, tuple)):
         raise ConfigError(f"{where}: `{key}` must be a list of rule codes, not {type(values).__name__}")
-    codes = _selectable_codes()
+    codes = known_codes()
     for v in values:
         if not isinstance(v, str):
             raise ConfigError(f"{where}: `{key}` must be a list of rule codes, got {v!r}")
@@ -414,13 +413,14 @@ class Resolved:
     server_asked: bool = False  # `--server` or `server = true`, even where --no-cache turns it off
     show_latent: bool = False  # also report low-confidence findings (latent drift), in their own section
     fail_on: str = "medium"  # the lowest confidence of a finding that makes the exit status 1
-    # AL900 (unused suppressions) is not an analysis rule: selecting it by name turns the report
-    # on; selected alone, every analysis rule still runs (a suppression is unused only against
-    # their findings) and only AL900 findings are reported.
+    # The suppression rules (AL900, unused suppressions; rules/base.py SuppressionRule) read what
+    # the analysis rules' findings left: selecting one by name turns the report on; selected
+    # alone, every analysis rule still runs (a suppression is unused only against their
+    # findings) and only the suppression rules' findings are reported.
     report_unused: bool = False
     only_unused: bool = False
-    unused_ignored: bool = False  # `ignore` names AL900: no unused-suppression report at all
-    selected: tuple[str, ...] = ()  # `select` as given, AL900 included (the Settings hold the rules')
+    unused_ignored: bool = False  # `ignore` covers the suppression rules: no unused-suppression report at all
+    selected: tuple[str, ...] = ()  # `select` as given, opt-in rules included (the Settings hold the tree rules')
     notes: list[str] = field(default_factory=list)  # said once on stderr: settings bounded on the way
     args: dict = field(default_factory=dict)  # what resolve() was given: to resolve again with another config
     # Source folders of packages the tree extends as a plug-in (scope.py), analysed as context;
@@ -463,8 +463,8 @@ class Resolved:
         for k in CONFIG_KEYS:
             rows.append((k.key, k.shown(self), src.get(k.key, "default")))
             if k.key == "ignore":
-                rows.append(("rules", [r.code for r in self.settings.rules()] + (["AL900"] if self.report_unused
-                                                                                 else []), "resolved"))
+                rows.append(("rules", [r.code for r in self.settings.rules()]
+                             + (list(_suppression_codes()) if self.report_unused else []), "resolved"))
         return rows
 
 
@@ -525,9 +525,8 @@ def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=Non
         run_paths = [_rel(os.path.join(cfg.root, s)) for s in cfg.src]
         sources["paths"] = "src" if "src" in cfg.sources else "default (project root)"
 
-    from ..files.suppress import UNUSED_CODE
-    rule_sel = tuple(c for c in sel if not names_unused(c))
-    unused_ignored = any(UNUSED_CODE.startswith(c) for c in ign)
+    rule_sel = tuple(c for c in sel if not names_opt_in(c))
+    unused_ignored = any(code.startswith(c) for code in _suppression_codes() for c in ign)
     if no_cache:
         cache = None
         sources["cache-dir"] = "command line"
@@ -536,7 +535,7 @@ def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=Non
         sources["cache-dir"] = "command line"
     else:
         cache = cfg.cache_dir or default_cache_dir()
-    settings = Settings(select=rule_sel, ignore=tuple(c for c in ign if not names_unused(c)),
+    settings = Settings(select=rule_sel, ignore=tuple(c for c in ign if not names_opt_in(c)),
                         exclude=_rebase_globs(exc, cfg, run_paths), jobs=n_jobs, astroid=use_astroid,
                         link_roots=(cfg.root,), cache_dir=cache)
     return Resolved(settings=settings, config=cfg, paths=run_paths, fmt=fmt_, args=args,

@@ -46,9 +46,9 @@ class Settings:
     link_roots: tuple[str, ...] | None = None
 
     def rules(self):
-        from ...rules import ALL_RULES
+        from ...rules import TREE_RULES
         chosen = []
-        for rule in ALL_RULES:
+        for rule in TREE_RULES:
             if self.select and not any(rule.code.startswith(s) for s in self.select):
                 continue
             if any(rule.code.startswith(i) for i in self.ignore):

@@ -41,13 +41,16 @@ def page(rule) -> str:
         lines += ["## In attn-lint", "", *(f"- {t}" for t in traits), ""]
     lines += ["## Examples it reports", ""]
     for i, example in enumerate(rule.INVALID, 1):
-        reported = ", ".join(f"`{c}.{m}`" for c, m in example.expect)
+        # A finding about no class (a suppression rule's) is counted rather than named.
+        named = [f"`{c}.{m}`" for c, m in example.expect if c or m]
+        unnamed = len(example.expect) - len(named)
+        reported = ", ".join(named + ([f"{unnamed} finding{'s' * (unnamed > 1)}"] if unnamed else []))
         lines += [f"### Reported {i}: {reported}", "", *_files(example.files)]
     lines += ["## Examples it accepts", ""]
     for i, example in enumerate(rule.VALID, 1):
         r = example.reaches
-        about = f"`{r.cls}.{r.member}`" if r else "(no case named)"
-        lines += [f"### Accepted {i}: {about}", "", *_files(example.files)]
+        about = f": `{r.cls}.{r.member}`" if r else ""
+        lines += [f"### Accepted {i}{about}", "", *_files(example.files)]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

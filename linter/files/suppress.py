@@ -4,8 +4,9 @@ A comment suppresses a finding when it sits on the finding's line or on the head
 the finding belongs to (for AL001/AL003 that is the finding's line; for AL002 the enclosing class of
 the call). Only files that have findings are read (with `tokenize`, so strings that look like
 comments do not count), and only those with a suppression comment are parsed for class headers.
-With `report_unused`, every analysed file that mentions `noqa`/`attn-lint` is read, and
-suppressions that silenced nothing are reported as AL900 findings.
+With `report_unused`, every analysed file that mentions `noqa`/`attn-lint` is read, and the
+suppressions that silenced nothing come back as StaleSuppression records (the rule that reports
+them is rules/al900_unused_suppression.py).
 """
 
 from __future__ import annotations
@@ -16,24 +17,8 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
-from ..findings import Evidence, Finding, unlabelled
+from ..findings import Finding, unlabelled
 from .discover import decode_source, open_source
-
-UNUSED_CODE = "AL900"
-UNUSED_NAME = "unused-suppression"
-UNUSED_SUMMARY = "A suppression comment that silences no finding."
-UNUSED_DOC = """\
-## What it finds
-A `# noqa: ALxxx` or `# attn-lint: ignore[ALxxx]` comment that silenced no finding in this run
-(reported only with `--report-unused-suppressions`). A bare `# noqa` is never reported: other tools
-may own it; codes of other tools (`# noqa: E501`) are ignored.
-
-## Why it is bad
-A stale suppression hides the next real finding on that line or class.
-
-## How to fix
-Delete the comment, or the codes in it that no longer apply.
-"""
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*[,\s]\s*[A-Za-z]+[0-9]+)*))?", re.I)
 _MENTION = re.compile(r"noqa|attn-lint", re.I)
@@ -145,11 +130,22 @@ def _mentions_near(text: str, findings: list[Finding], module: str) -> bool:
     return any(s <= n <= s + HEADER_WINDOW for s in starts for n in mentions)
 
 
+@dataclass(frozen=True)
+class StaleSuppression:
+    """A suppression comment that silenced nothing in this run, with the codes in it that did not."""
+
+    path: str  # the file as the report shows it
+    line: int
+    col: int  # 0-based, where the comment starts
+    text: str  # the comment's suppression, as written (`# noqa: AL001`)
+    stale: tuple[str, ...]  # the codes that silenced nothing, or ("(all)",) for a bare attn-lint ignore
+
+
 @dataclass
 class SuppressOutcome:
     kept: list[Finding]
     suppressed: list[Finding]
-    unused: list[Finding]
+    stale: list[StaleSuppression]
 
 
 def apply_suppressions(findings: list[Finding], files, report_unused: bool = False,
@@ -165,7 +161,7 @@ def apply_suppressions(findings: list[Finding], files, report_unused: bool = Fal
 
     kept: list[Finding] = []
     suppressed: list[Finding] = []
-    unused: list[Finding] = []
+    stale: list[StaleSuppression] = []
     for display in sorted(to_scan):
         sf = by_display.get(display)
         file_findings = per_file.get(display, [])
@@ -213,22 +209,22 @@ def apply_suppressions(findings: list[Finding], files, report_unused: bool = Fal
         if report_unused:
             for _n, sups in sorted(comments.items()):
                 for s in sups:
-                    unused.extend(_unused(s, display, active_codes))
+                    found = _stale(s, display, active_codes)
+                    if found is not None:
+                        stale.append(found)
     kept.sort(key=lambda f: f.sort_key)
-    return SuppressOutcome(kept, suppressed, unused)
+    return SuppressOutcome(kept, suppressed, stale)
 
 
-def _unused(s: Suppression, display: str, active: tuple[str, ...]) -> list[Finding]:
+def _stale(s: Suppression, display: str, active: tuple[str, ...]) -> StaleSuppression | None:
     if s.codes is None:
         if not s.ours or s.used:
-            return []  # a bare noqa comment may belong to another tool
+            return None  # a bare noqa comment may belong to another tool
         stale = ["(all)"]
     else:
         stale = sorted(c for c in s.relevant_codes() if c not in s.used and
                        (not active or any(a.startswith(c) or c.startswith(a) for a in active)) and
                        not any(u.startswith(c) for u in s.used))
         if not stale:
-            return []
-    message = f"unused suppression `{s.text.strip()}`: no {', '.join(stale)} finding here"
-    return [Finding(UNUSED_CODE, UNUSED_NAME, "warning", display, s.line, s.col + 1, message, "", "",
-                    (), (Evidence(display, s.line, "the suppression comment"),))]
+            return None
+    return StaleSuppression(display, s.line, s.col, s.text.strip(), tuple(stale))

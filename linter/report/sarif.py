@@ -41,10 +41,9 @@ def _location(path: str, line: int, column: int | None = None) -> dict:
 
 def _rule_descriptors(extra_codes: set[str]) -> list[dict]:
     from ...rules import ALL_RULES
-    from ..files.suppress import UNUSED_CODE, UNUSED_DOC, UNUSED_NAME, UNUSED_SUMMARY
-    rules = [(r.code, r.name, r.summary, r.doc, r.severity) for r in ALL_RULES]
-    if UNUSED_CODE in extra_codes:
-        rules.append((UNUSED_CODE, UNUSED_NAME, UNUSED_SUMMARY, UNUSED_DOC, "warning"))
+    # An opt-in rule (AL900) is described where the run reports it.
+    rules = [(r.code, r.name, r.summary, r.doc, r.severity) for r in ALL_RULES
+             if not r.opt_in or r.code in extra_codes]
     out = []
     for code, name, summary, doc, severity in rules:
         out.append({
