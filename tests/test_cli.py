@@ -356,7 +356,8 @@ def test_folders_without_python_files_and_non_python_files_are_named(tmp_path):
 
 
 def test_paths_within_agrees_with_path_within(tmp_path):
-    """rebase_paths' once-per-folder relpath gives what path_within gives for each file."""
+    """paths_within's once-per-folder relpath (the paths discovery shows from `display_base`) gives
+    what path_within gives for each file."""
     from attn_lint.linter.files.discover import path_within, paths_within
     base = str(tmp_path / "proj" / "sub")
     paths = [base + "/a.py", base + "/pkg/b.py", base + "/pkg/deep/c.py", str(tmp_path / "proj" / "x.py"),

@@ -48,8 +48,7 @@ def served(tree, cache):
 def in_process(tree, cwd=None):
     """The engine's default report (confidence medium or above), with paths shown as the CLI shows
     them (from its current directory)."""
-    from attn_lint.linter.app.cli import rebase_paths
-    result = rebase_paths(lint(tree), str(cwd or os.getcwd()))
+    result = lint(tree, display_base=str(cwd or os.getcwd()))
     return sorted((f.code, f.path, f.line, f.member, f.message) for f in result.findings if f.confidence != "low")
 
 

@@ -27,7 +27,7 @@ import click
 
 from ... import __version__
 from ...runtime_check.isolate import DEFAULT_MEMORY_LIMIT, DEFAULT_TASK_TIME_LIMIT
-from ..files.discover import SourceFile, path_within, paths_within
+from ..files.discover import path_within
 from ..findings import CITED_KEY, RunFacts
 from ..perfile.cache import Cache
 from ..report.printable import printable
@@ -555,7 +555,9 @@ def _findings_at_revision(resolved: Resolved, ref: str, parts: tuple | None = No
 
         def found(res: Resolved) -> list:
             paths = list(snap.paths) + list(resolved.hosts)  # a host outside the repository: as it is
-            result = postprocess(analyse(paths, res.settings, cache=scratch_cache),
+            # Shown from REF's copy: the paths in the repository, messages included.
+            settings = dataclasses.replace(res.settings, display_base=snap.folder)
+            result = postprocess(analyse(paths, settings, cache=scratch_cache),
                                  dataclasses.replace(res, paths=paths), RunOptions())
             abs_of = _abs_map(result)
 
@@ -721,9 +723,6 @@ def _abs_map(result: Result) -> dict[str, str]:
 
 def postprocess(result: Result, resolved: Resolved, opts: RunOptions, at_revision: list | None = None) -> Result:
     """The single place where findings are changed or dropped after the engine."""
-    # Every path printed opens from where attn-lint was started (as ruff, mypy and pylint print
-    # them), whatever folder it was found under.
-    result = rebase_paths(result, os.getcwd())
     findings = list(result.findings)
     stats = dict(result.stats)
     abs_of = _abs_map(result)
@@ -835,50 +834,6 @@ def about(findings: list, paths: tuple[str, ...], abs_of: dict[str, str]) -> tup
         cited += f.confidence != "low"
         kept.append(f.with_facts(RunFacts(cited_in_paths=f"{link.path}:{link.line}")))
     return kept, cited, outside
-
-
-def rebase_paths(result: Result, base: str) -> Result:
-    """Show paths relative to `base` (the current directory) rather than to each analysed folder,
-    so that every path printed can be opened from where attn-lint was started; a file outside it
-    is shown by its absolute path (as ruff does)."""
-    new_of: dict[str, str] = {}
-    files = []
-    within = paths_within(base)
-    for sf in result.files:
-        shown = within(sf.path, sf.path)
-        new_of[sf.display] = shown
-        files.append(SourceFile(sf.path, shown, sf.module, sf.root))
-    if all(k == v for k, v in new_of.items()):
-        return result
-
-    def fix(path: str) -> str:
-        return new_of.get(path, path)
-
-    import re
-    moved = {k: v for k, v in new_of.items() if k != v}
-    # `path:line` mentioned inside messages and details (e.g. the probe site) follows too. Plain
-    # paths are found by one pattern and looked up (an alternation of thousands of paths takes a
-    # second to compile); the rare path with other characters gets an alternation of its own.
-    plain = re.compile(r"(?<![\w/.-])([\w/.-]+):(?=\d)")
-    usual = re.compile(r"[\w/.-]+").fullmatch
-    odd = sorted((k for k in moved if not usual(k)), key=len, reverse=True)
-    odd_pattern = re.compile(r"(?<![\w/.-])(" + "|".join(map(re.escape, odd)) + r"):(?=\d)") if odd else None
-
-    def fix_text(text: str) -> str:
-        if not text or not moved:
-            return text
-        text = plain.sub(lambda m: moved.get(m.group(1), m.group(1)) + ":", text)
-        return odd_pattern.sub(lambda m: moved[m.group(1)] + ":", text) if odd_pattern else text
-
-    findings = [dataclasses.replace(
-        f, path=fix(f.path), message=fix_text(f.message),
-        evidence=tuple(dataclasses.replace(e, path=fix(e.path), note=fix_text(e.note)) for e in f.evidence),
-        details=tuple((k, fix_text(v) if isinstance(v, str) else v) for k, v in f.details),
-        confidence_reasons=tuple(dataclasses.replace(r, path=fix(r.path), note=fix_text(r.note))
-                                 for r in f.confidence_reasons))
-        for f in result.findings]
-    errors = [dataclasses.replace(e, path=fix(e.path)) for e in result.errors]
-    return dataclasses.replace(result, findings=findings, errors=errors, files=files)
 
 
 def emit(result: Result, resolved: Resolved, opts: RunOptions, verification: dict | None = None) -> None:

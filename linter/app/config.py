@@ -537,7 +537,10 @@ def resolve(paths: tuple[str, ...], *, select=(), ignore=(), exclude=(), fmt=Non
         cache = cfg.cache_dir or default_cache_dir()
     settings = Settings(select=rule_sel, ignore=tuple(c for c in ign if not names_opt_in(c)),
                         exclude=_rebase_globs(exc, cfg, run_paths), jobs=n_jobs, astroid=use_astroid,
-                        link_roots=(cfg.root,), cache_dir=cache)
+                        link_roots=(cfg.root,), cache_dir=cache,
+                        # Every path printed opens from where attn-lint was started (as ruff, mypy
+                        # and pylint print them), whatever folder it was found under.
+                        display_base=os.getcwd())
     return Resolved(settings=settings, config=cfg, paths=run_paths, fmt=fmt_, args=args,
                     sources=sources, exclude=exc, show_latent=latent, fail_on=gate, selected=sel, notes=notes,
                     report_unused=len(rule_sel) < len(sel) and not unused_ignored,

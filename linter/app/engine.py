@@ -44,6 +44,9 @@ class Settings:
     # Where links met while walking a folder may lead besides that folder (the CLI: the project
     # root); None follows every link, as a caller of the library asks.
     link_roots: tuple[str, ...] | None = None
+    # Where the paths a report shows start from (the CLI: the folder it was started in, so that
+    # every path printed opens from there); None: from the folder each file was found under.
+    display_base: str | None = None
 
     def rules(self):
         from ...rules import TREE_RULES
@@ -57,7 +60,8 @@ class Settings:
         return chosen
 
     def key(self) -> str:
-        return repr((sorted(r.code for r in self.rules()), self.astroid, self.max_file_bytes))
+        shown = () if self.display_base is None else (self.display_base,)
+        return repr((sorted(r.code for r in self.rules()), self.astroid, self.max_file_bytes, *shown))
 
     @property
     def workers(self) -> int:
@@ -276,7 +280,7 @@ def _analyse(paths: list[str], settings: Settings, start: float, keep_context: b
 
     progress("discover", 0, 0)
     files, errors = discover(paths, settings.exclude, cache.path_sets_kept if cache.resident else 0,
-                             settings.link_roots)
+                             settings.link_roots, settings.display_base)
     phase("discover")
     # The stat map names content digests, which are only valid for one summary format.
     stat_key = entry_name("stat", (SUMMARY_KEY, sorted(os.path.abspath(p) for p in paths)))

@@ -51,12 +51,24 @@ LINK_OUTSIDE = "a symbolic link that leads outside the analysed folders and the 
 
 
 def discover(paths: list[str], exclude: tuple[str, ...] = (), remember: int = 0,
-             link_roots: tuple[str, ...] | None = None) -> tuple[list[SourceFile], list[FileError]]:
+             link_roots: tuple[str, ...] | None = None,
+             display_base: str | None = None) -> tuple[list[SourceFile], list[FileError]]:
     """The files under `paths`. With `remember`, the discoveries of that many path sets are kept
     and reused while their folders are unchanged. With `link_roots`, a link met while walking a
     folder is followed only where it leads inside that folder or one of `link_roots` (a
     repository's `lib -> /` must not walk the machine); paths given are followed wherever they
-    lead."""
+    lead. With `display_base`, each file is shown by its path from that folder (absolute where it
+    lies outside it) rather than from the argument it was found under: every path a report
+    prints, messages included, is then written once, the way the user will open it."""
+    files, errors = _remembered(paths, exclude, remember, link_roots)
+    if display_base is None:
+        return files, errors
+    shown = paths_within(display_base)
+    return [SourceFile(f.path, shown(f.path, f.path), f.module, f.root) for f in files], errors
+
+
+def _remembered(paths: list[str], exclude: tuple[str, ...], remember: int,
+                link_roots: tuple[str, ...] | None) -> tuple[list[SourceFile], list[FileError]]:
     global _consulted
     if not remember:
         return _discover(paths, exclude, link_roots)
