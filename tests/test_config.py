@@ -232,7 +232,7 @@ def test_every_key_is_declared_once_and_documented():
     assert sorted(k.field for k in CONFIG_KEYS) == sorted(fields)
     assert len({k.key for k in CONFIG_KEYS}) == len(CONFIG_KEYS)
     assert _generated("config keys") == keys_markdown(), \
-        "docs/usage.md's key list is out of date: regenerate it from options.keys_markdown()"
+        "docs/usage.md's key list is out of date: python -m attn_lint.linter.app.options docs/usage.md"
 
 
 def test_every_option_is_declared_once_and_documented():
@@ -251,7 +251,25 @@ def test_every_option_is_declared_once_and_documented():
     assert [p.name for p in check.params if p.name not in ("paths", "version")] == names
     assert {o.config for o in CHECK_OPTIONS if o.config} <= {k.key for k in CONFIG_KEYS}
     assert _generated("check options") == options_markdown(), \
-        "docs/usage.md's option table is out of date: regenerate it from options.options_markdown()"
+        "docs/usage.md's option table is out of date: python -m attn_lint.linter.app.options docs/usage.md"
+
+
+def test_the_usage_tables_writer(tmp_path):
+    """The command that makes docs/usage.md's generated blocks: a stale block is rewritten (and
+    `--check` says so), the prose around it is kept, a current file is left alone."""
+    from attn_lint.linter.app import options
+    doc = os.path.join(os.path.dirname(__file__), "..", "docs", "usage.md")
+    assert options.main(["--check", doc]) == 0
+    with open(doc, encoding="utf-8") as fh:
+        current = fh.read()
+    stale = current.replace(options.keys_markdown(), "| key | stale |\n", 1)
+    assert stale != current
+    copy = tmp_path / "usage.md"
+    copy.write_text(stale, encoding="utf-8")
+    assert options.main(["--check", str(copy)]) == 1 and copy.read_text(encoding="utf-8") == stale
+    assert options.main([str(copy)]) == 0 and copy.read_text(encoding="utf-8") == current
+    copy.write_text("no blocks here\n", encoding="utf-8")
+    assert options.main([str(copy)]) == 2
 
 
 def test_a_key_reads_through_its_declaration(tmp_path, monkeypatch):

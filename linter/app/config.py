@@ -206,12 +206,9 @@ def config_from_bytes(raw: bytes, path: str, root: str, shown: str) -> Config:
     return cfg
 
 
-HIDING_KEYS = ("select", "ignore", "exclude", "per_file_ignores", "severity", "dismissed", "src")
-
-
 def hides_differently(a: Config, b: Config) -> bool:
-    """Whether two configurations can differ in which findings a run shows."""
-    return any(getattr(a, k) != getattr(b, k) for k in HIDING_KEYS)
+    """Whether two configurations can differ in which findings a run shows (ConfigKey.hides)."""
+    return any(getattr(a, k.field) != getattr(b, k.field) for k in CONFIG_KEYS if k.hides)
 
 
 _IDENTITY = re.compile(r"^[0-9a-f]{32}$")
@@ -229,6 +226,9 @@ class ConfigKey:
     read: Callable[[Config, ConfigKey, object, str], object]  # the value, checked; raises ConfigError
     means: str  # one line, for the docs
     shown: Callable[[Resolved], object]  # the value a run uses, for --show-settings
+    # A change of it can hide findings a run showed: `--new-since REF` runs REF's configuration
+    # too where such a key differs, and says what the change hid.
+    hides: bool = False
 
     @property
     def field(self) -> str:
@@ -339,16 +339,16 @@ def _read_format(cfg: Config, k: ConfigKey, value, where: str) -> str:
 CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("format", _read_format, f"the report's format: {', '.join(FORMATS)}", lambda r: r.fmt),
     ConfigKey("select", _read_codes, 'rule codes or prefixes to run; "ALL" (the default) for every rule, '
-              '"AL900" for unused suppressions', lambda r: list(r.selected) or ["ALL"]),
-    ConfigKey("ignore", _read_codes, "rule codes or prefixes to skip", lambda r: list(r.settings.ignore)),
+              '"AL900" for unused suppressions', lambda r: list(r.selected) or ["ALL"], hides=True),
+    ConfigKey("ignore", _read_codes, "rule codes or prefixes to skip", lambda r: list(r.settings.ignore), hides=True),
     ConfigKey("exclude", _read_exclude, "globs of paths to skip, relative to the project root (or a file name)",
-              lambda r: list(r.exclude)),
+              lambda r: list(r.exclude), hides=True),
     ConfigKey("per-file-ignores", _read_per_file_ignores, "a table of glob = [codes]: those codes skipped there",
-              lambda r: {k: list(v) for k, v in r.per_file_ignores.items()}),
+              lambda r: {k: list(v) for k, v in r.per_file_ignores.items()}, hides=True),
     ConfigKey("src", _read_src, "the folders analysed when no path is given, inside the project root",
-              lambda r: list(r.config.src)),
+              lambda r: list(r.config.src), hides=True),
     ConfigKey("severity", _read_severity, 'a table of code = "error", "warning" or "info"',
-              lambda r: dict(r.severity)),
+              lambda r: dict(r.severity), hides=True),
     ConfigKey("extra-family-bases", _read_bases, "qualified names of family bases the index cannot see "
               "(reserved: parsed and shown, not used yet)", lambda r: list(r.extra_family_bases)),
     ConfigKey("cache-dir", _read_cache_dir, "a folder inside $XDG_CACHE_HOME/attn-lint for this project's cache",
@@ -363,7 +363,7 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("fail-on", _read_fail_on, f"the lowest confidence that makes the exit status 1: "
               f"{' or '.join(FAIL_ON)}", lambda r: r.fail_on),
     ConfigKey("dismissed", _read_dismissed, "a table of finding identity = why it was set aside",
-              lambda r: dict(r.dismissed)),
+              lambda r: dict(r.dismissed), hides=True),
 )
 _BY_KEY = {k.key: k for k in CONFIG_KEYS}
 

@@ -4,11 +4,16 @@ An option is one `Option` in CHECK_OPTIONS: click's declarations and settings (i
 validation and help, which `--help` shows), and the `[tool.attn-lint]` key it replaces, if any
 (config.CONFIG_KEYS declares those keys). The `check` command takes its options from this table, in
 this order; its parameters arrive as cli.CheckRequest's fields, one per option (a test holds the
-two to each other). docs/usage.md's tables of options and keys are generated from here.
+two to each other). docs/usage.md's tables of options and keys are generated from here:
+
+    python -m attn_lint.linter.app.options docs/usage.md           # rewrite the generated blocks
+    python -m attn_lint.linter.app.options --check docs/usage.md   # exit 1 where one is out of date
 """
 
 from __future__ import annotations
 
+import re
+import sys
 from collections.abc import Callable
 
 import click
@@ -156,3 +161,45 @@ def keys_markdown() -> str:
     rows = ["| key | what it sets | overridden by |", "|---|---|---|"]
     rows += [f"| `{k.key}` | {_cell(k.means)} | {flags.get(k.key, '—')} |" for k in CONFIG_KEYS]
     return "\n".join(rows) + "\n"
+
+
+GENERATED_BLOCKS: dict[str, Callable[[], str]] = {"check options": options_markdown, "config keys": keys_markdown}
+
+
+def regenerated(text: str) -> str:
+    """`text` (docs/usage.md) with each `<!-- generated: NAME -->` block made again from the
+    declarations; the prose around the blocks is left as it is."""
+    for name, make in GENERATED_BLOCKS.items():
+        pattern = re.compile(rf"(<!-- generated: {name} -->\n)(.*?)(<!-- end generated: {name} -->)", re.S)
+        if not pattern.search(text):
+            raise ValueError(f"no `<!-- generated: {name} -->` block to fill")
+        text = pattern.sub(lambda m, make=make: m.group(1) + make() + m.group(3), text)
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    check = "--check" in args
+    paths = [a for a in args if a != "--check"]
+    if len(paths) != 1:
+        print("usage: python -m attn_lint.linter.app.options [--check] docs/usage.md", file=sys.stderr)
+        return 2
+    with open(paths[0], encoding="utf-8") as fh:
+        text = fh.read()
+    try:
+        new = regenerated(text)
+    except ValueError as exc:
+        print(f"{paths[0]}: {exc}", file=sys.stderr)
+        return 2
+    if new == text:
+        return 0
+    if check:
+        print(f"out of date (python -m attn_lint.linter.app.options {paths[0]})", file=sys.stderr)
+        return 1
+    with open(paths[0], "w", encoding="utf-8") as fh:
+        fh.write(new)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
