@@ -150,3 +150,69 @@ def step(holder, batch):
     f = _al001(tmp_path, runner)
     assert f.confidence == "medium"
     assert [e.note for e in f.evidence if e.declared] == ["`b` is tested `isinstance(..., Backend)` where it is used"]
+
+
+_DEEP_DELEGATE = {
+    "serving/backends.py": '''
+class Backend:
+    def forward(self, batch):
+        raise NotImplementedError
+
+
+class FlashBackend(Backend):
+    def forward(self, batch):
+        return batch
+
+    def plan_chunks(self, batch):
+        self.planned = batch
+
+
+class Holder:
+    def __init__(self, backend: Backend):
+        self.backend = backend
+
+
+class Options:
+    def __init__(self, holder: Holder):
+        self.holder = holder
+
+
+class HybridBackend(Backend):
+    def __init__(self, options: Options):
+        self.inner = options.holder.backend
+
+    def forward(self, batch):
+        return self.inner.forward(batch)
+''',
+    "serving/model.py": '''
+from serving.backends import FlashBackend, HybridBackend, Holder, Options
+
+
+def build():
+    return HybridBackend(Options(Holder(FlashBackend())))
+
+
+def prefill(batch):
+    backend = build()
+    if hasattr(backend, "plan_chunks"):
+        backend.plan_chunks(batch)
+    return backend.forward(batch)
+''',
+}
+
+
+def _declared_delegate_links(tmp_path) -> list[int]:
+    result = lint(write_tree(tmp_path, _DEEP_DELEGATE))
+    (finding,) = [f for f in result.findings if f.code == "AL001"]
+    return sorted(e.line for e in finding.evidence if e.declared and e.path.endswith("backends.py"))
+
+
+def test_a_delegate_chain_shown_by_its_end_keeps_its_declared_links(tmp_path, monkeypatch):
+    """AL001 shows a delegate's chain by its last links (findings.tail); the declared links before
+    them (`options: Options`, `holder: Holder`, `backend: Backend`) stay in the evidence as
+    supporting ones, or the built-chain signal would read the chain as built. The check says no
+    when the chain is cut by a plain slice."""
+    assert _declared_delegate_links(tmp_path / "tail") == [16, 21, 26]
+    from attn_lint.rules import al001_unforwarded_hook as al001
+    monkeypatch.setattr(al001, "tail", lambda links, k: tuple(links)[-k:])
+    assert _declared_delegate_links(tmp_path / "slice") != [16, 21, 26]
