@@ -216,3 +216,24 @@ def test_a_delegate_chain_shown_by_its_end_keeps_its_declared_links(tmp_path, mo
     from attn_lint.rules import al001_unforwarded_hook as al001
     monkeypatch.setattr(al001, "tail", lambda links, k: tuple(links)[-k:])
     assert _declared_delegate_links(tmp_path / "slice") != [16, 21, 26]
+
+
+def _text_report(root) -> str:
+    from click.testing import CliRunner
+
+    from attn_lint.linter.app.cli import main
+    r = CliRunner().invoke(main, ["--no-cache", "--no-server", "--format", "text", str(root)])
+    assert r.exit_code == 1, r.output
+    return r.stdout
+
+
+def test_the_text_report_says_what_kept_a_finding_from_high(tmp_path):
+    """A maintainer gating CI on `high` reads, under a `medium` finding, the declared link that kept
+    it there; a `high` finding has no such line."""
+    files = {"serving/__init__.py": "", "serving/backends.py": BACKENDS}
+    medium = _text_report(write_tree(tmp_path / "declared", {**files, "serving/runner.py": DECLARED}))
+    assert "[medium]" in medium
+    (line,) = [x for x in medium.splitlines() if x.lstrip().startswith("not high:")]
+    assert "serving/runner.py:" in line and "`backend` is a parameter annotated `Backend`" in line
+    high = _text_report(write_tree(tmp_path / "built", {**files, "serving/runner.py": BUILT}))
+    assert "[high]" in high and "not high:" not in high

@@ -162,6 +162,12 @@ def _finding(console: Console, f: Finding, roots: dict[str, str], sources: dict[
             line.append(printable(f"{r.path}:{r.line}"), style="cyan")
             line.append(printable(f": [{r.signal}] {r.note if verbose else shortened(r.note)}"))
             _hanging(console, Text(f"      {'raised' if r.effect == 'raise' else 'lowered'}: "), line, 8)
+    held = _held_from_high(f)
+    if held is not None:  # what a CI gating on `high` needs to know of a `medium` finding
+        line = Text()
+        line.append(printable(f"{held.path}:{held.line}"), style="cyan")
+        line.append(printable(f"  {shortened(held.note)}: a declared type, not what the code is shown building"))
+        _hanging(console, Text("    not high: ", style="dim"), line, 8)
     advice = help_line(f.code)
     if advice and ("help", f.code) not in said:
         said.add(("help", f.code))
@@ -169,6 +175,17 @@ def _finding(console: Console, f: Finding, roots: dict[str, str], sources: dict[
     if verbose:  # what a reviewer copies to set it aside: [tool.attn-lint.dismissed]
         console.print(Text(f"    identity: {identity(f)}", style="dim"))
     console.print()
+
+
+def _held_from_high(f: Finding):
+    """For a `medium` finding of a rule that asks the built-chain signal: the first declared link
+    of its chain (shown or supporting), which is what kept it from `high` (a chain with none is
+    `high`: linter/signals/built_chain.py)."""
+    from ...rules import RULES_BY_CODE
+    rule = RULES_BY_CODE.get(f.code)
+    if f.confidence != "medium" or rule is None or rule.phase != "tree" or "built-chain" in rule.skipped_signals:
+        return None
+    return next((e for e in f.evidence if e.declared), None)
 
 
 _CLASS_LIST = re.compile(r"(?:`?[A-Z][A-Za-z0-9_]*`?, ){6,}`?[A-Z][A-Za-z0-9_]*`?")
