@@ -237,3 +237,30 @@ def test_the_text_report_says_what_kept_a_finding_from_high(tmp_path):
     assert "serving/runner.py:" in line and "`backend` is a parameter annotated `Backend`" in line
     high = _text_report(write_tree(tmp_path / "built", {**files, "serving/runner.py": BUILT}))
     assert "[high]" in high and "not high:" not in high
+
+
+def test_a_construction_passing_a_declared_parameter_is_a_declared_link(tmp_path):
+    """`HybridBackend(inner)` where `inner` is known only by its annotation (`inner: FlashBackend`)
+    passes what the declaration allows, not what the code is shown building: the construction's
+    link says so, as the parameter's own link would."""
+    runner = '''
+from serving.backends import FlashBackend, HybridBackend
+
+def make_backend(inner: FlashBackend):
+    return HybridBackend(inner)
+
+class Runner:
+    def __init__(self, inner: FlashBackend):
+        self.backend = make_backend(inner)
+
+    def step(self, batch):
+        if hasattr(self.backend, "plan_chunks"):
+            self.backend.plan_chunks(batch)
+        return self.backend.forward(batch)
+'''
+    backends = BACKENDS.replace("    def __init__(self):\n        self.inner = FlashBackend()",
+                                "    def __init__(self, inner: Backend):\n        self.inner = inner")
+    assert backends != BACKENDS
+    f = _al001(tmp_path, runner, backends)
+    passes = [e for e in f.evidence if "passes FlashBackend as `inner`" in e.note]
+    assert passes and all(e.declared for e in passes)

@@ -444,9 +444,12 @@ class FamilyModel:
                     continue
                 types |= inst
                 mod = self.index.modules[scope.module]
+                # Where the argument is known only by its declared type (a parameter's
+                # annotation), the construction passes what that declaration allows: a declared link.
                 evidence.append((inst, Evidence(mod.file.display, scope.fn.line,
                                                 f"`{label}` in `{scope.fn.name}` passes "
-                                                f"{', '.join(sorted(describe_type(t) for t in inst))} as `{name}`")))
+                                                f"{', '.join(sorted(describe_type(t) for t in inst))} as `{name}`",
+                                                declared=any(e.declared for e in res.steps))))
         if not complete:
             nested = {t for t in types if t in wrappers} - delegate.types
             if nested:
@@ -455,7 +458,7 @@ class FamilyModel:
             return
         if types and types != set(delegate.types):
             delegate.types = frozenset(types)
-            delegate.evidence = superseded(delegate.evidence) + tuple(e for _, e in evidence[:3]) + (Evidence(
+            delegate.evidence = superseded(delegate.evidence) + shortened([e for _, e in evidence], 3) + (Evidence(
                 self.index.classes[qual].file.display, self.index.classes[qual].info.line,
                 f"every construction of `{short}` in the tree is seen: `self.{delegate.attr}` holds "
                 f"{', '.join(sorted(describe_type(t) for t in types))}"),)
