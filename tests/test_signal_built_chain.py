@@ -234,7 +234,11 @@ def test_the_text_report_says_what_kept_a_finding_from_high(tmp_path):
     medium = _text_report(write_tree(tmp_path / "declared", {**files, "serving/runner.py": DECLARED}))
     assert "[medium]" in medium
     (line,) = [x for x in medium.splitlines() if x.lstrip().startswith("not high:")]
-    assert "serving/runner.py:" in line and "`backend` is a parameter annotated `Backend`" in line
+    declared = _al001(tmp_path / "again", DECLARED)
+    (link,) = [e for e in declared.evidence if e.declared]
+    assert link.note == "`backend` is a parameter annotated `Backend`" and not link.supporting
+    # The link is shown in the evidence above: the line names it by its place.
+    assert f"serving/runner.py:{link.line} is a declared type" in line
     high = _text_report(write_tree(tmp_path / "built", {**files, "serving/runner.py": BUILT}))
     assert "[high]" in high and "not high:" not in high
 

@@ -166,7 +166,9 @@ def _finding(console: Console, f: Finding, roots: dict[str, str], sources: dict[
     if held is not None:  # what a CI gating on `high` needs to know of a `medium` finding
         line = Text()
         line.append(printable(f"{held.path}:{held.line}"), style="cyan")
-        line.append(printable(f"  {shortened(held.note)}: a declared type, not what the code is shown building"))
+        # A link the evidence above shows is named by its place; a supporting one is not shown there.
+        what = "" if held in shown else f" ({shortened(held.note)})"
+        line.append(printable(f" is a declared type{what}, not what the code is shown building"))
         _hanging(console, Text("    not high: ", style="dim"), line, 8)
     advice = help_line(f.code)
     if advice and ("help", f.code) not in said:
